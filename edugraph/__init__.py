@@ -1,0 +1,39 @@
+"""edugraph: a small deep-learning framework that shows how TensorFlow and PyTorch work inside.
+
+Eager mode (the default) computes at once and records for ``backward()`` / ``GradientTape``.
+Everything a student needs is here, under the names used on the lecture slides.
+"""
+from . import errors, nn  # noqa: F401
+from .autodiff import GradientTape, backward, grad
+from .context import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .devices import (Device, current_device, device, get_device, gpu_available, list_devices,
+                      log_device_placement)
+from .ops import random
+from .ops.activation import dropout, leaky_relu, log_softmax, relu, sigmoid, softmax, tanh
+from .ops.linalg import matmul
+from .ops.math import (abs, add, cast, clip, clip_by_value, divide, equal, exp, greater,
+                       greater_equal, less, less_equal, log, logical_not, maximum, minimum,
+                       multiply, negative, not_equal, pow, sign, sqrt, square, subtract, where)
+from .ops.random import (fill, manual_seed, ones, ones_like, rand, randn, random_normal,
+                         random_uniform, zeros, zeros_like)
+from .ops.reduce import (argmax, argmin, logsumexp, reduce_all, reduce_any, reduce_logsumexp,
+                         reduce_max, reduce_mean, reduce_min, reduce_sum)
+from .ops.shape import (broadcast_to, cat, concat, copy_to, expand_dims, gather, identity,
+                        one_hot, permute, reshape, squeeze, stack, transpose, unsqueeze)
+from .tensor import (Tensor, as_dtype, bool_, float16, float32, float64, int8, int16, int32,
+                     int64, tensor, uint8)
+from .variable import Variable
+
+# The other rooms: each exports its public names through its package's __all__.
+from . import data, datasets, initializers, layers, losses, train  # noqa: E402,F401
+from .graph import *  # noqa: E402,F401,F403
+from .models import *  # noqa: E402,F401,F403
+
+bool = bool_  # noqa: A001  (eg.bool, like tf.bool / torch.bool)
+float = float32  # noqa: A001
+sum, mean = reduce_sum, reduce_mean  # noqa: A001  (PyTorch spellings: torch.sum, torch.mean)
+max, min = reduce_max, reduce_min  # noqa: A001
+mul, sub, div, neg = multiply, subtract, divide, negative
+constant = tensor
+
+__version__ = "0.1.0"

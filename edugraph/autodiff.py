@@ -1,0 +1,189 @@
+"""Reverse-mode autodiff: the engine is tiny, all the knowledge lives in the ops.
+
+1. Sort the recorded nodes topologically (iteratively: a 10 000-op chain is fine).
+2. Walk them in reverse, starting from the output's gradient (1 for a scalar loss).
+3. Each node's op turns its output gradient into its inputs' gradients (``op.backward``);
+   each is reduced to its input's shape (``sum_to_shape``) and *summed* where branches meet.
+"""
+from .context import state, no_grad, enable_grad, next_sequence
+from .errors import GradientError
+from .ops.base import sum_to_shape
+from .tensor import Tensor
+
+
+def _topological_order(roots, boundary):
+    """Nodes reachable from ``roots``, each after all its inputs. Nodes recorded before
+    ``boundary`` (a tape's start) count as leaves: a tape only sees what it recorded."""
+    order, seen = [], set()
+    stack = [(r, False) for r in roots]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.append((node, True))
+        if node._op is not None and node._seq >= boundary:
+            stack.extend((i, False) for i in node._inputs if i.requires_grad and id(i) not in seen)
+    return order
+
+
+def _seed(output, grad):
+    if grad is None:
+        if output.size != 1:
+            raise GradientError(
+                f"backward() on a tensor of shape {output.shape} needs a gradient of the same "
+                "shape: only a scalar has an implicit gradient of 1. Reduce it first "
+                "(loss.sum() or loss.mean()) or pass backward(grad=...).")
+        return Tensor(output.device.xp.ones(output.shape, dtype=output.dtype), output.device)
+    grad = grad if isinstance(grad, Tensor) else Tensor(
+        output.device.put(_host(grad, output.dtype)), output.device)
+    if grad.shape != output.shape:
+        raise GradientError(f"The gradient passed to backward has shape {grad.shape}, but the "
+                            f"output has shape {output.shape}; they must match.")
+    return grad
+
+
+def _host(value, dtype):
+    import numpy as np
+    return np.asarray(value, dtype=dtype)
+
+
+def _propagate(outputs, seeds, boundary=0, wanted=None, accumulate=True):
+    """The reverse walk. Returns the summed gradient of each node in ``wanted`` (by id);
+    with ``accumulate`` adds leaf gradients into ``leaf.grad`` as PyTorch does."""
+    grads = {}
+    for out, seed in zip(outputs, seeds):
+        grads[id(out)] = grads[id(out)] + seed if id(out) in grads else seed
+    found = {}
+    for node in reversed(_topological_order(outputs, boundary)):
+        grad = grads.pop(id(node), None)
+        if grad is None:
+            continue
+        if wanted is not None and id(node) in wanted:
+            found[id(node)] = grad
+        if node._op is None or node._seq < boundary:
+            if accumulate and node.requires_grad:
+                node.grad = grad if node.grad is None else node.grad + grad
+            continue
+        if accumulate and node._retain:
+            node.grad = grad
+        input_grads = node._op.backward(grad, node, *node._inputs)
+        for inp, g in zip(node._inputs, input_grads):
+            if g is None or not inp.requires_grad:
+                continue
+            g = sum_to_shape(g, inp)
+            key = id(inp)
+            grads[key] = grads[key] + g if key in grads else g
+    return found
+
+
+def backward(output, grad=None, create_graph=False):
+    """``output.backward()``: gradients of ``output`` into every leaf's ``.grad``."""
+    if not output.requires_grad:
+        raise GradientError(
+            "backward() on a tensor that does not require grad: nothing it was computed from "
+            "has requires_grad=True (or it was computed under eg.no_grad()). Create the inputs "
+            "with eg.tensor(..., requires_grad=True) or eg.Variable(...).")
+    with enable_grad() if create_graph else no_grad():
+        _propagate([output], [_seed(output, grad)])
+
+
+def grad(outputs, inputs, grad_outputs=None, create_graph=False, allow_unused=False):
+    """d(sum of outputs)/d(inputs), returned (not accumulated), like ``torch.autograd.grad``."""
+    outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+    single = isinstance(inputs, Tensor)
+    inputs = [inputs] if single else list(inputs)
+    grad_outputs = grad_outputs if isinstance(grad_outputs, (list, tuple)) else \
+        [grad_outputs] * len(outputs)
+    with enable_grad() if create_graph else no_grad():
+        seeds = [_seed(o, g) for o, g in zip(outputs, grad_outputs)]
+        found = _propagate(outputs, seeds, wanted={id(i) for i in inputs}, accumulate=False)
+    result = [found.get(id(i)) for i in inputs]
+    if not allow_unused and any(r is None for r in result):
+        missing = [i for i, r in enumerate(result) if r is None]
+        raise GradientError(f"inputs {missing} were not used to compute the outputs; pass "
+                            "allow_unused=True to get None for them.")
+    return result[0] if single else result
+
+
+class GradientTape:
+    """Record eager ops to differentiate them later (TF2's ``tf.GradientTape``).
+
+    >>> with eg.GradientTape() as tape:
+    ...     y = x * x            # x watched (a Variable is watched automatically)
+    >>> tape.gradient(y, x)
+    """
+
+    def __init__(self, persistent=False, watch_accessed_variables=True):
+        self.persistent = persistent
+        self.watch_accessed_variables = watch_accessed_variables
+        self._start = None
+        self._used = False
+        self._watched = []
+
+    def __enter__(self):
+        self._start = next_sequence()
+        self._previous_grad_mode = state.grad_enabled
+        state.grad_enabled = True
+        state.tapes.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        state.tapes.remove(self)
+        state.grad_enabled = self._previous_grad_mode
+
+    def watch(self, tensor):
+        """Record operations on ``tensor`` (constants are not watched unless asked)."""
+        for t in tensor if isinstance(tensor, (list, tuple)) else [tensor]:
+            t.requires_grad_(True)
+            self._watched.append(t)
+
+    def watched_variables(self):
+        return tuple(self._watched)
+
+    def stop_recording(self):
+        """Ops inside are not recorded (``with tape.stop_recording():``)."""
+        return no_grad()
+
+    def reset(self):
+        self._start = next_sequence()
+        self._used = False
+
+    def gradient(self, target, sources, output_gradients=None,
+                 unconnected_gradients="none"):
+        """d(target)/d(sources), with sources a tensor, a list/tuple or a dict of them."""
+        if self._start is None:
+            raise GradientError("GradientTape.gradient needs the tape to have recorded: use "
+                                "it after `with eg.GradientTape() as tape:`.")
+        if self._used and not self.persistent:
+            raise GradientError("GradientTape.gradient can only be called once on "
+                                "non-persistent tapes. Use eg.GradientTape(persistent=True).")
+        self._used = True
+        flat, rebuild = _flatten(sources)
+        targets = target if isinstance(target, (list, tuple)) else [target]
+        seeds_in = output_gradients if isinstance(output_gradients, (list, tuple)) else \
+            [output_gradients] * len(targets)
+        targets, seeds_in = zip(*[(t, g) for t, g in zip(targets, seeds_in) if t.requires_grad]) \
+            if any(t.requires_grad for t in targets) else ((), ())
+        # Gradient maths is itself recorded while any tape is active: nested tapes give
+        # second derivatives exactly as TF does.
+        with enable_grad() if state.tapes else no_grad():
+            seeds = [_seed(t, g) for t, g in zip(targets, seeds_in)]
+            found = _propagate(list(targets), seeds, boundary=self._start,
+                               wanted={id(s) for s in flat}, accumulate=False) if targets else {}
+        result = [found.get(id(s)) for s in flat]
+        if unconnected_gradients == "zero":
+            result = [r if r is not None else s * 0 for r, s in zip(result, flat)]
+        return rebuild(result)
+
+
+def _flatten(sources):
+    if isinstance(sources, dict):
+        keys = list(sources)
+        return [sources[k] for k in keys], lambda r: dict(zip(keys, r))
+    if isinstance(sources, (list, tuple)):
+        return list(sources), lambda r: type(sources)(r)
+    return [sources], lambda r: r[0]

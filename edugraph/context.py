@@ -1,0 +1,73 @@
+"""Per-thread execution state: are we recording gradients, building a graph, inside which tapes.
+
+Kept in one small object so the hot path of every op reads one attribute, and so background
+threads (the data pipeline's prefetch) never see another thread's ``no_grad``.
+"""
+import contextlib
+import functools
+import itertools
+import threading
+
+
+class _State(threading.local):
+    def __init__(self):
+        self.grad_enabled = True    # eager ops record their inputs for backward
+        self.graph = None           # the Graph receiving new ops (static mode), or None (eager)
+        self.tapes = []             # active GradientTapes, innermost last
+
+
+state = _State()
+_sequence = itertools.count(1)     # recording order of eager nodes: tapes use it as a boundary
+
+
+def next_sequence():
+    return next(_sequence)
+
+
+class _GradMode:
+    """Context manager *and* decorator that sets whether eager ops record for backward."""
+
+    def __init__(self, enabled):
+        self.enabled = enabled
+
+    def __enter__(self):
+        self._previous = state.grad_enabled
+        state.grad_enabled = self.enabled
+
+    def __exit__(self, *exc):
+        state.grad_enabled = self._previous
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with _GradMode(self.enabled):
+                return fn(*args, **kwargs)
+        return wrapper
+
+
+def no_grad():
+    """Compute without recording for backward (``with eg.no_grad():`` or ``@eg.no_grad()``)."""
+    return _GradMode(False)
+
+
+def enable_grad():
+    """Record for backward again, e.g. inside a ``no_grad`` block."""
+    return _GradMode(True)
+
+
+def set_grad_enabled(enabled):
+    return _GradMode(bool(enabled))
+
+
+def is_grad_enabled():
+    return state.grad_enabled
+
+
+@contextlib.contextmanager
+def building(graph):
+    """New ops go into ``graph`` while inside (used by ``Graph.as_default``)."""
+    previous, state.graph = state.graph, graph
+    try:
+        yield graph
+    finally:
+        state.graph = previous

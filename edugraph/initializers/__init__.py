@@ -1,0 +1,2 @@
+"""initializers."""
+__all__ = []

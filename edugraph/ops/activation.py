@@ -1,0 +1,121 @@
+"""Activation functions and dropout: the non-linearities between layers."""
+from .base import Op, apply
+from .math import cast, exp, multiply
+from .random import random_uniform
+from .reduce import reduce_sum
+
+
+class Relu(Op):
+    """max(x, 0). Backward routes the gradient through where x > 0 and blocks it elsewhere."""
+
+    name, gate = "relu", "routes"
+
+    def forward(self, xp, x):
+        return xp.maximum(x, 0)
+
+    def backward(self, grad, out, x):
+        return (grad * cast(out > 0, grad.dtype),)
+
+
+class LeakyRelu(Op):
+    name = "leaky_relu"
+
+    def __init__(self, alpha):
+        self.alpha = alpha
+
+    def forward(self, xp, x):
+        return xp.where(x > 0, x, x * self.alpha)
+
+    def backward(self, grad, out, x):
+        positive = cast(x > 0, grad.dtype)
+        return (grad * (positive + (1 - positive) * self.alpha),)
+
+
+class Sigmoid(Op):
+    r"""$\sigma(x) = 1 / (1 + e^{-x})$, computed without overflow for large |x|."""
+
+    name = "sigmoid"
+
+    def forward(self, xp, x):
+        e = xp.exp(-xp.abs(x))
+        return xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+    def backward(self, grad, out, x):
+        return (grad * out * (1 - out),)       # σ' = σ(1 − σ)
+
+
+class Tanh(Op):
+    name = "tanh"
+
+    def forward(self, xp, x):
+        return xp.tanh(x)
+
+    def backward(self, grad, out, x):
+        return (grad * (1 - out * out),)
+
+
+class Softmax(Op):
+    r"""$e^{x_i} / \sum_j e^{x_j}$ along ``axis``, shifted by the max so nothing overflows."""
+
+    name = "softmax"
+
+    def __init__(self, axis=-1):
+        self.axis = axis
+
+    def forward(self, xp, x):
+        e = xp.exp(x - x.max(axis=self.axis, keepdims=True))
+        return e / e.sum(axis=self.axis, keepdims=True)
+
+    def backward(self, grad, out, x):
+        return (out * (grad - reduce_sum(grad * out, self.axis, keepdims=True)),)
+
+
+class LogSoftmax(Op):
+    name = "log_softmax"
+
+    def __init__(self, axis=-1):
+        self.axis = axis
+
+    def forward(self, xp, x):
+        shifted = x - x.max(axis=self.axis, keepdims=True)
+        return shifted - xp.log(xp.exp(shifted).sum(axis=self.axis, keepdims=True))
+
+    def backward(self, grad, out, x):
+        return (grad - exp(out) * reduce_sum(grad, self.axis, keepdims=True),)
+
+
+def relu(x):
+    return apply(Relu(), x)
+
+
+def leaky_relu(x, alpha=0.2):
+    """TF's default slope is 0.2 (PyTorch's negative_slope is 0.01: pass alpha=0.01)."""
+    return apply(LeakyRelu(alpha), x)
+
+
+def sigmoid(x):
+    return apply(Sigmoid(), x)
+
+
+def tanh(x):
+    return apply(Tanh(), x)
+
+
+def softmax(x, axis=-1):
+    return apply(Softmax(axis), x)
+
+
+def log_softmax(x, axis=-1):
+    return apply(LogSoftmax(axis), x)
+
+
+def dropout(x, rate=0.5, training=True, seed=None):
+    """Zero each element with probability ``rate`` and scale the rest by 1/(1 − rate)
+    ("inverted" dropout, so inference needs no rescaling). Identity when not training."""
+    if not 0 <= rate < 1:
+        raise ValueError(f"dropout rate must be in [0, 1), got {rate}.")
+    if not training or rate == 0:
+        return x
+    keep = 1 - rate
+    mask = cast(random_uniform(x.shape, dtype=x.dtype, seed=seed) < keep, x.dtype) / keep
+    return multiply(x, mask)

@@ -1,0 +1,169 @@
+"""The op pattern: one class per op, forward and backward side by side.
+
+``forward(xp, *arrays)`` computes on raw arrays (``xp`` is numpy, CuPy or the stand-in module).
+``backward(grad, out, *inputs)`` is written with framework ops on Tensors, so that
+
+* eager ``backward()`` runs it with recording off (just array maths),
+* ``create_graph=True`` / nested ``GradientTape``s record it: gradients of gradients,
+* static ``eg.gradients`` runs it on symbolic tensors: gradient nodes in the graph.
+
+``apply`` is the single entry point that executes an op eagerly or adds it to a graph.
+"""
+import numpy as np
+
+from .. import context
+from ..context import state
+from ..devices import current_device, _scope
+from ..errors import DeviceError, GradientError, ShapeError
+from ..tensor import Tensor, constant_like
+
+
+class Op:
+    """Base class of all ops. Subclasses set ``name`` (shown in graphs) and the two methods."""
+
+    name = "op"
+    differentiable = True           # False: outputs never need a gradient (comparisons, argmax)
+    gate = None                     # the lecture's gate pattern, for the inspector: "distributes"...
+    output_device = None            # set only by the explicit device copy
+
+    def forward(self, xp, *arrays):
+        raise NotImplementedError
+
+    def backward(self, grad, out, *inputs):
+        raise GradientError(
+            f"Op '{self.name}' has no gradient, so backward cannot pass through it. Compute it "
+            "under eg.no_grad() or detach() its inputs if no gradient is needed there.")
+
+    def explain_failure(self, shapes):
+        """Why ``forward`` failed on inputs of these shapes (override for a sharper message)."""
+        return (f"{self.name} could not be computed on inputs of shapes "
+                f"{', '.join(map(str, shapes))}.")
+
+    def attributes(self):
+        """The op's non-tensor arguments (axis, keepdims...), for graph views and signatures."""
+        return {k: v for k, v in vars(self).items() if not k.startswith("_")}
+
+    def __repr__(self):
+        attrs = ", ".join(f"{k}={v!r}" for k, v in self.attributes().items())
+        return f"{type(self).__name__}({attrs})"
+
+
+def apply(op, *args):
+    """Run ``op`` on ``args`` now (eager), or add it to the graph being built (static mode)."""
+    graph = state.graph
+    if graph is None:
+        for a in args:
+            if isinstance(a, Tensor) and a.graph is not None:
+                graph = a.graph
+                break
+    if graph is not None:
+        return graph.create_op(op, args)
+
+    inputs = _as_tensors(args)
+    device = inputs[0].device if inputs else current_device()
+    for t in inputs:
+        if t.device is not device:
+            raise DeviceError(
+                f"{op.name}: inputs live on different devices, {device.name} and "
+                f"{t.device.name}. Copy one explicitly first, e.g. x.to('{device.name}').")
+    _check_float_dtypes(op, inputs)
+    try:
+        value = op.forward(device.xp, *[t._value for t in inputs])
+    except (ValueError, IndexError, TypeError) as e:
+        if isinstance(e, (ShapeError, GradientError)):
+            raise
+        raise ShapeError(op.explain_failure([t.shape for t in inputs])) from e
+    if _scope.log_placement:
+        print(f"{op.name}: {device.name}")
+    out = Tensor(value, op.output_device or device)
+    if state.grad_enabled and op.differentiable and out.is_floating_point():
+        for t in inputs:
+            if t.requires_grad:
+                out.requires_grad = True
+                out._op, out._inputs, out._seq = op, inputs, context.next_sequence()
+                break
+    return out
+
+
+def _as_tensors(args):
+    ref = next((a for a in args if isinstance(a, Tensor)), None)
+    return tuple(a if isinstance(a, Tensor) else constant_like(a, ref) for a in args)
+
+
+def _check_float_dtypes(op, inputs):
+    floats = {t.dtype for t in inputs if t.dtype.kind == "f"}
+    if len(floats) > 1:
+        named = ", ".join(f"input {i}: {t.dtype}" for i, t in enumerate(inputs))
+        raise TypeError(
+            f"{op.name}: inputs have different float dtypes ({named}). edugraph never converts "
+            f"silently; cast one explicitly, e.g. x.to(eg.float32) or eg.cast(x, eg.float64).")
+
+
+def broadcast_rule_failure(op_name, shapes):
+    """The message for shapes that do not broadcast: which dimension broke which rule."""
+    ndim = max(len(s) for s in shapes)
+    for axis in range(-1, -ndim - 1, -1):
+        sizes = {s[axis] for s in shapes if len(s) >= -axis and s[axis] is not None} - {1}
+        if len(sizes) > 1:
+            return (f"{op_name}: shapes {' and '.join(map(str, shapes))} cannot be broadcast: "
+                    f"at dimension {axis} (counting from the right) the sizes are "
+                    f"{sorted(sizes)}; broadcasting needs them equal or one of them 1. "
+                    "Reshape or transpose an input so the dimensions line up.")
+    return f"{op_name}: shapes {' and '.join(map(str, shapes))} cannot be broadcast."
+
+
+# ----------------------------------------------------------------- the one place broadcasting
+# gradients are reduced: every input's gradient passes through sum_to_shape in the engine.
+class SumToShapeOf(Op):
+    """Sum ``grad`` over the axes broadcasting added or stretched, back to ``like``'s shape."""
+
+    name = "sum_to_shape"
+
+    def forward(self, xp, grad, like):
+        return sum_to_shape_array(xp, grad, like.shape)
+
+    def backward(self, grad, out, g, like):
+        return broadcast_like(grad, g), None
+
+
+class BroadcastLike(Op):
+    """Stretch ``x`` to ``like``'s shape (a view in numpy: no copy)."""
+
+    name = "broadcast_to"
+    gate = "copies"
+
+    def forward(self, xp, x, like):
+        return xp.broadcast_to(x, like.shape)
+
+    def backward(self, grad, out, x, like):
+        return sum_to_shape(grad, x), None
+
+
+def sum_to_shape_array(xp, array, shape):
+    lead = array.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(i + lead for i, n in enumerate(shape)
+                                      if n == 1 and array.shape[i + lead] != 1)
+    if axes:
+        array = array.sum(axis=axes, keepdims=True)
+    return array.reshape(shape) if lead else array
+
+
+def sum_to_shape(grad, like):
+    """``grad`` reduced to ``like``'s shape; a no-op when the shapes already agree."""
+    if grad.shape == like.shape and None not in like.shape:
+        return grad
+    return apply(SumToShapeOf(), grad, like)
+
+
+def broadcast_like(x, like):
+    if x.shape == like.shape and None not in like.shape:
+        return x
+    return apply(BroadcastLike(), x, like)
+
+
+def reduction_axes(axis, ndim):
+    """Normalise ``axis`` (None, int or tuple, negatives allowed) to a sorted tuple."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if np.ndim(axis) == 0 else tuple(axis)
+    return tuple(sorted(int(a) % ndim if ndim else 0 for a in axes))

@@ -1,0 +1,318 @@
+"""Elementwise maths. Each op: forward on arrays, backward in framework ops, side by side.
+
+Binary ops broadcast; their backward returns gradients of the *broadcast* shape and the engine
+reduces them to each input's shape in one place (``sum_to_shape``).
+"""
+from .base import Op, apply, broadcast_rule_failure
+from ..tensor import as_dtype
+
+
+class Elementwise(Op):
+    def explain_failure(self, shapes):
+        return broadcast_rule_failure(self.name, shapes)
+
+
+# ----------------------------------------------------------------------------- arithmetic
+class Add(Elementwise):
+    name, gate = "add", "distributes"
+
+    def forward(self, xp, x, y):
+        return x + y
+
+    def backward(self, grad, out, x, y):
+        return grad, grad                       # add distributes: both get the gradient
+
+
+class Subtract(Elementwise):
+    name, gate = "sub", "distributes"
+
+    def forward(self, xp, x, y):
+        return x - y
+
+    def backward(self, grad, out, x, y):
+        return grad, -grad
+
+
+class Multiply(Elementwise):
+    name, gate = "mul", "switches"
+
+    def forward(self, xp, x, y):
+        return x * y
+
+    def backward(self, grad, out, x, y):
+        return grad * y, grad * x               # mul switches: each gets the other input
+
+
+class Divide(Elementwise):
+    name = "div"
+
+    def forward(self, xp, x, y):
+        return x / y
+
+    def backward(self, grad, out, x, y):
+        return grad / y, -grad * out / y        # d(x/y)/dy = -x/y² = -out/y
+
+
+class Negative(Op):
+    name = "neg"
+
+    def forward(self, xp, x):
+        return -x
+
+    def backward(self, grad, out, x):
+        return (-grad,)
+
+
+class Pow(Elementwise):
+    name = "pow"
+
+    def forward(self, xp, x, y):
+        return x ** y
+
+    def backward(self, grad, out, x, y):
+        grad_x = grad * y * x ** (y - 1)
+        grad_y = grad * out * log(x) if y.requires_grad else None
+        return grad_x, grad_y
+
+
+class Square(Op):
+    name = "square"
+
+    def forward(self, xp, x):
+        return x * x
+
+    def backward(self, grad, out, x):
+        return (grad * 2 * x,)
+
+
+class Sqrt(Op):
+    name = "sqrt"
+
+    def forward(self, xp, x):
+        return xp.sqrt(x)
+
+    def backward(self, grad, out, x):
+        return (grad / (2 * out),)
+
+
+class Exp(Op):
+    name = "exp"
+
+    def forward(self, xp, x):
+        return xp.exp(x)
+
+    def backward(self, grad, out, x):
+        return (grad * out,)                    # exp is its own derivative
+
+
+class Log(Op):
+    name = "log"
+
+    def forward(self, xp, x):
+        return xp.log(x)
+
+    def backward(self, grad, out, x):
+        return (grad / x,)
+
+
+class Abs(Op):
+    name = "abs"
+
+    def forward(self, xp, x):
+        return xp.abs(x)
+
+    def backward(self, grad, out, x):
+        return (grad * sign(x),)
+
+
+class Sign(Op):
+    name, differentiable = "sign", False
+
+    def forward(self, xp, x):
+        return xp.sign(x)
+
+
+# ----------------------------------------------------------------------------- routing ops
+class Maximum(Elementwise):
+    """Elementwise max. Ties go to the first input, as in TensorFlow."""
+
+    name, gate = "maximum", "routes"
+
+    def forward(self, xp, x, y):
+        return xp.maximum(x, y)
+
+    def backward(self, grad, out, x, y):
+        x_wins = cast(x >= y, grad.dtype)       # max routes: the winner gets it all
+        return grad * x_wins, grad * (1 - x_wins)
+
+
+class Minimum(Elementwise):
+    name, gate = "minimum", "routes"
+
+    def forward(self, xp, x, y):
+        return xp.minimum(x, y)
+
+    def backward(self, grad, out, x, y):
+        x_wins = cast(x <= y, grad.dtype)
+        return grad * x_wins, grad * (1 - x_wins)
+
+
+class Where(Elementwise):
+    name, gate = "where", "routes"
+
+    def forward(self, xp, condition, x, y):
+        return xp.where(condition, x, y)
+
+    def backward(self, grad, out, condition, x, y):
+        zero = grad * 0
+        return None, where(condition, grad, zero), where(condition, zero, grad)
+
+
+class Clip(Op):
+    """Limit values to [low, high]; the gradient passes only where the value was inside."""
+
+    name = "clip"
+
+    def __init__(self, low, high):
+        self.low, self.high = low, high
+
+    def forward(self, xp, x):
+        return xp.clip(x, self.low, self.high)
+
+    def backward(self, grad, out, x):
+        inside = x == out
+        return (grad * cast(inside, grad.dtype),)
+
+
+class Cast(Op):
+    name = "cast"
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+
+    def forward(self, xp, x):
+        return x.astype(self.dtype)
+
+    def backward(self, grad, out, x):
+        return (cast(grad, x.dtype),) if x.dtype.kind == "f" else (None,)
+
+
+# ----------------------------------------------------------------------------- comparisons
+class Compare(Elementwise):
+    differentiable = False
+
+    def __init__(self, name, ufunc):
+        self.name, self.ufunc = name, ufunc
+
+    def forward(self, xp, x, y):
+        return getattr(xp, self.ufunc)(x, y)
+
+    def attributes(self):
+        return {}
+
+
+def _compare(name, ufunc):
+    def compare(x, y):
+        return apply(Compare(name, ufunc), x, y)
+    compare.__name__ = name
+    compare.__doc__ = f"Elementwise ``{ufunc}`` (a bool tensor; no gradient)."
+    return compare
+
+
+less, less_equal = _compare("less", "less"), _compare("less_equal", "less_equal")
+greater, greater_equal = _compare("greater", "greater"), _compare("greater_equal", "greater_equal")
+equal, not_equal = _compare("equal", "equal"), _compare("not_equal", "not_equal")
+
+
+class LogicalNot(Op):
+    name, differentiable = "logical_not", False
+
+    def forward(self, xp, x):
+        return xp.logical_not(x)
+
+
+# ----------------------------------------------------------------------------- functions
+def add(x, y):
+    """x + y (broadcasting). Backward: *add distributes* the gradient unchanged to both."""
+    return apply(Add(), x, y)
+
+
+def subtract(x, y):
+    return apply(Subtract(), x, y)
+
+
+def multiply(x, y):
+    """x · y (broadcasting). Backward: *mul switches*: x gets grad·y, y gets grad·x."""
+    return apply(Multiply(), x, y)
+
+
+def divide(x, y):
+    return apply(Divide(), x, y)
+
+
+def negative(x):
+    return apply(Negative(), x)
+
+
+def pow(x, y):
+    """x ** y; ``x ** 2`` uses the cheaper square."""
+    if isinstance(y, (int, float)) and not isinstance(y, bool) and y == 2:
+        return square(x)
+    return apply(Pow(), x, y)
+
+
+def square(x):
+    return apply(Square(), x)
+
+
+def sqrt(x):
+    return apply(Sqrt(), x)
+
+
+def exp(x):
+    return apply(Exp(), x)
+
+
+def log(x):
+    return apply(Log(), x)
+
+
+def abs(x):
+    return apply(Abs(), x)
+
+
+def sign(x):
+    return apply(Sign(), x)
+
+
+def maximum(x, y):
+    """Elementwise max. Backward: *max routes* the gradient to the larger input only."""
+    return apply(Maximum(), x, y)
+
+
+def minimum(x, y):
+    return apply(Minimum(), x, y)
+
+
+def where(condition, x, y):
+    """``x`` where ``condition`` holds, else ``y``."""
+    return apply(Where(), condition, x, y)
+
+
+def clip(x, min=None, max=None):
+    """Limit to [min, max] (``tf.clip_by_value``, ``torch.clamp``)."""
+    return apply(Clip(min, max), x)
+
+
+clip_by_value = clip
+
+
+def cast(x, dtype):
+    dtype = as_dtype(dtype)
+    if getattr(x, "dtype", None) == dtype:
+        return x
+    return apply(Cast(dtype), x)
+
+
+def logical_not(x):
+    return apply(LogicalNot(), x)

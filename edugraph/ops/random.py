@@ -1,0 +1,122 @@
+"""Ops that make new tensors: constants filled with a value, and random numbers.
+
+Randomness is reproducible: ``eg.random.set_seed(s)`` (``tf.random.set_seed``,
+``torch.manual_seed``) restarts every device's generator; an op-level ``seed`` gives that op a
+stream of its own, as in TensorFlow.
+"""
+import numpy as np
+
+from .base import Op, apply
+from ..tensor import as_dtype, float32
+
+_global_seed = None
+_generators = {}
+
+
+def set_seed(seed):
+    """Make every random op reproducible from here on."""
+    global _global_seed
+    _global_seed = seed
+    _generators.clear()
+
+
+manual_seed = set_seed
+
+
+def _generator(xp):
+    key = id(xp)
+    if key not in _generators:
+        _generators[key] = xp.random.default_rng(_global_seed)
+    return _generators[key]
+
+
+class Fill(Op):
+    name, differentiable = "fill", False
+
+    def __init__(self, shape, value, dtype):
+        self.shape, self.value, self.dtype = tuple(shape), value, dtype
+
+    def forward(self, xp):
+        return xp.full(self.shape, self.value, dtype=self.dtype)
+
+
+class RandomOp(Op):
+    differentiable = False
+
+    def __init__(self, shape, dtype, seed):
+        self.shape, self.dtype, self.seed = tuple(shape), dtype, seed
+        self._own = None
+
+    def rng(self, xp):
+        if self.seed is None:
+            return _generator(xp)
+        if self._own is None:
+            self._own = xp.random.default_rng([self.seed, _global_seed or 0])
+        return self._own
+
+
+class RandomNormal(RandomOp):
+    name = "random_normal"
+
+    def __init__(self, shape, mean, stddev, dtype, seed):
+        super().__init__(shape, dtype, seed)
+        self.mean, self.stddev = mean, stddev
+
+    def forward(self, xp):
+        return (self.rng(xp).standard_normal(self.shape) * self.stddev + self.mean
+                ).astype(self.dtype)
+
+
+class RandomUniform(RandomOp):
+    name = "random_uniform"
+
+    def __init__(self, shape, minval, maxval, dtype, seed):
+        super().__init__(shape, dtype, seed)
+        self.minval, self.maxval = minval, maxval
+
+    def forward(self, xp):
+        return (self.rng(xp).random(self.shape) * (self.maxval - self.minval) + self.minval
+                ).astype(self.dtype)
+
+
+def _shape(shape):
+    return (shape,) if np.ndim(shape) == 0 else tuple(int(n) for n in shape)
+
+
+def fill(shape, value, dtype=float32):
+    return apply(Fill(_shape(shape), value, as_dtype(dtype)))
+
+
+def zeros(shape, dtype=float32):
+    return fill(shape, 0, dtype)
+
+
+def ones(shape, dtype=float32):
+    return fill(shape, 1, dtype)
+
+
+def zeros_like(x, dtype=None):
+    return zeros(x.shape, dtype or x.dtype)
+
+
+def ones_like(x, dtype=None):
+    return ones(x.shape, dtype or x.dtype)
+
+
+def random_normal(shape, mean=0.0, stddev=1.0, dtype=float32, seed=None):
+    return apply(RandomNormal(_shape(shape), mean, stddev, as_dtype(dtype), seed))
+
+
+def random_uniform(shape, minval=0.0, maxval=1.0, dtype=float32, seed=None):
+    return apply(RandomUniform(_shape(shape), minval, maxval, as_dtype(dtype), seed))
+
+
+def randn(*shape, dtype=float32, requires_grad=False):
+    """PyTorch's ``torch.randn(2, 3)``."""
+    return random_normal(shape[0] if len(shape) == 1 and np.ndim(shape[0]) else shape,
+                         dtype=dtype).requires_grad_(requires_grad)
+
+
+def rand(*shape, dtype=float32, requires_grad=False):
+    return random_uniform(shape[0] if len(shape) == 1 and np.ndim(shape[0]) else shape,
+                          dtype=dtype).requires_grad_(requires_grad)

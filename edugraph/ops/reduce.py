@@ -1,0 +1,154 @@
+"""Reductions over axes: sum, mean, max/min (which *route* the gradient), logsumexp, argmax."""
+import math
+
+from .base import Op, apply, broadcast_like, reduction_axes
+from .math import cast, equal, exp
+from .shape import expand_dims
+
+
+class Reduction(Op):
+    def __init__(self, axis=None, keepdims=False):
+        self.axis, self.keepdims = axis, keepdims
+
+    def _spread(self, grad, x):
+        """The output's gradient stretched back over the reduced axes of ``x``."""
+        if not self.keepdims and self.axis is not None:
+            for a in reduction_axes(self.axis, x.ndim):
+                grad = expand_dims(grad, a)
+        return broadcast_like(grad, x)
+
+
+class Sum(Reduction):
+    name, gate = "sum", "copies"
+
+    def forward(self, xp, x):
+        return xp.asarray(x.sum(axis=self.axis, keepdims=self.keepdims))
+
+    def backward(self, grad, out, x):
+        return (self._spread(grad, x),)        # every summed element gets the same gradient
+
+
+class Mean(Reduction):
+    name = "mean"
+
+    def forward(self, xp, x):
+        return xp.asarray(x.mean(axis=self.axis, keepdims=self.keepdims))
+
+    def backward(self, grad, out, x):
+        return (self._spread(grad, x) / reduced_count(x, self.axis),)
+
+
+class Max(Reduction):
+    """Largest value over axes. Backward routes the gradient to the winner (split over ties)."""
+
+    name, gate, ufunc = "max", "routes", "max"
+
+    def forward(self, xp, x):
+        return xp.asarray(getattr(x, self.ufunc)(axis=self.axis, keepdims=self.keepdims))
+
+    def backward(self, grad, out, x):
+        winners = cast(equal(x, self._spread(out, x)), grad.dtype)
+        count = reduce_sum(winners, self.axis, keepdims=True)
+        return (self._spread(grad, x) * winners / count,)
+
+
+class Min(Max):
+    name, ufunc = "min", "min"
+
+
+class LogSumExp(Reduction):
+    r"""$\log\sum_i e^{x_i}$, computed as $m + \log\sum_i e^{x_i - m}$ so nothing overflows."""
+
+    name = "logsumexp"
+
+    def forward(self, xp, x):
+        m = x.max(axis=self.axis, keepdims=True)
+        m = xp.where(xp.isfinite(m), m, 0)
+        out = xp.log(xp.exp(x - m).sum(axis=self.axis, keepdims=True)) + m
+        return out if self.keepdims else out.reshape(
+            [n for i, n in enumerate(x.shape) if i not in reduction_axes(self.axis, x.ndim)])
+
+    def backward(self, grad, out, x):
+        return (self._spread(grad, x) * exp(x - self._spread(out, x)),)   # grad · softmax(x)
+
+
+class ArgReduction(Op):
+    differentiable = False
+
+    def __init__(self, name, axis):
+        self.name, self.axis = name, axis
+
+    def forward(self, xp, x):
+        return xp.asarray(getattr(xp, self.name)(x, axis=self.axis))
+
+
+class AnyAll(Reduction):
+    differentiable = False
+
+    def __init__(self, name, axis=None, keepdims=False):
+        super().__init__(axis, keepdims)
+        self.name = name
+
+    def forward(self, xp, x):
+        return xp.asarray(getattr(xp, self.name)(x, axis=self.axis, keepdims=self.keepdims))
+
+
+class ReducedCount(Op):
+    """How many elements a reduction over ``axis`` combined (known only at run time in graphs)."""
+
+    name, differentiable = "reduced_count", False
+
+    def __init__(self, axis):
+        self.axis = axis
+
+    def forward(self, xp, x):
+        axes = reduction_axes(self.axis, x.ndim)
+        return xp.asarray(math.prod(x.shape[a] for a in axes), dtype=x.dtype)
+
+
+def reduced_count(x, axis):
+    sizes = [x.shape[a] for a in reduction_axes(axis, x.ndim)]
+    if None in sizes:
+        return apply(ReducedCount(axis), x)
+    return math.prod(sizes)
+
+
+def reduce_sum(x, axis=None, keepdims=False):
+    """Sum over ``axis`` (all axes if None). Backward copies the gradient to every element."""
+    return apply(Sum(axis, keepdims), x)
+
+
+def reduce_mean(x, axis=None, keepdims=False):
+    return apply(Mean(axis, keepdims), x)
+
+
+def reduce_max(x, axis=None, keepdims=False):
+    """Max over ``axis``. Backward: *max routes*: only the largest element gets the gradient."""
+    return apply(Max(axis, keepdims), x)
+
+
+def reduce_min(x, axis=None, keepdims=False):
+    return apply(Min(axis, keepdims), x)
+
+
+def logsumexp(x, axis=None, keepdims=False):
+    return apply(LogSumExp(axis, keepdims), x)
+
+
+reduce_logsumexp = logsumexp
+
+
+def argmax(x, axis=None):
+    return apply(ArgReduction("argmax", axis), x)
+
+
+def argmin(x, axis=None):
+    return apply(ArgReduction("argmin", axis), x)
+
+
+def reduce_any(x, axis=None, keepdims=False):
+    return apply(AnyAll("any", axis, keepdims), x)
+
+
+def reduce_all(x, axis=None, keepdims=False):
+    return apply(AnyAll("all", axis, keepdims), x)

@@ -1,0 +1,338 @@
+"""Ops that move values around without changing them: reshape, transpose, indexing, joining.
+
+Their backward passes move the gradient back to where each value came from.
+"""
+import numpy as np
+
+from .base import Op, apply, sum_to_shape
+from ..errors import ShapeError
+
+
+class Reshape(Op):
+    name = "reshape"
+
+    def __init__(self, shape):
+        self.shape = tuple(shape)
+
+    def forward(self, xp, x):
+        return x.reshape(self.shape)
+
+    def backward(self, grad, out, x):
+        return (reshape_like(grad, x),)
+
+    def explain_failure(self, shapes):
+        return (f"reshape: cannot reshape a tensor of shape {shapes[0]} "
+                f"({int(np.prod(shapes[0]))} elements) into {self.shape}; the number of "
+                "elements must stay the same (one dimension may be -1).")
+
+
+class ReshapeLike(Op):
+    name = "reshape"
+
+    def forward(self, xp, x, like):
+        return x.reshape(like.shape)
+
+    def backward(self, grad, out, x, like):
+        return reshape_like(grad, x), None
+
+
+class Transpose(Op):
+    name = "transpose"
+
+    def __init__(self, perm):
+        self.perm = None if perm is None else tuple(perm)
+
+    def forward(self, xp, x):
+        return xp.transpose(x, self.perm)
+
+    def backward(self, grad, out, x):
+        inverse = None if self.perm is None else tuple(np.argsort(self.perm))
+        return (transpose(grad, inverse),)
+
+
+class BroadcastTo(Op):
+    name, gate = "broadcast_to", "copies"
+
+    def __init__(self, shape):
+        self.shape = tuple(shape)
+
+    def forward(self, xp, x):
+        return xp.broadcast_to(x, self.shape)
+
+    def backward(self, grad, out, x):
+        return (sum_to_shape(grad, x),)
+
+    def explain_failure(self, shapes):
+        return (f"broadcast_to: a tensor of shape {shapes[0]} cannot be broadcast to "
+                f"{self.shape}: compared from the right, each size must equal the target's "
+                "or be 1.")
+
+
+class ExpandDims(Op):
+    name = "expand_dims"
+
+    def __init__(self, axis):
+        self.axis = axis
+
+    def forward(self, xp, x):
+        return xp.expand_dims(x, self.axis)
+
+    def backward(self, grad, out, x):
+        return (reshape_like(grad, x),)
+
+
+class Squeeze(Op):
+    name = "squeeze"
+
+    def __init__(self, axis):
+        self.axis = axis
+
+    def forward(self, xp, x):
+        return xp.squeeze(x, self.axis)
+
+    def backward(self, grad, out, x):
+        return (reshape_like(grad, x),)
+
+
+class Concat(Op):
+    name = "concat"
+
+    def __init__(self, axis):
+        self.axis = axis
+
+    def forward(self, xp, *xs):
+        return xp.concatenate(xs, axis=self.axis)
+
+    def backward(self, grad, out, *xs):
+        grads, start = [], 0
+        for x in xs:
+            size = x.shape[self.axis]
+            grads.append(grad[(slice(None),) * (self.axis % x.ndim) + (slice(start, start + size),)])
+            start += size
+        return tuple(grads)
+
+    def explain_failure(self, shapes):
+        return (f"concat along axis {self.axis}: shapes {shapes} must agree on every other "
+                "dimension.")
+
+
+class Stack(Op):
+    name = "stack"
+
+    def __init__(self, axis):
+        self.axis = axis
+
+    def forward(self, xp, *xs):
+        return xp.stack(xs, axis=self.axis)
+
+    def backward(self, grad, out, *xs):
+        axis = self.axis % out.ndim
+        return tuple(grad[(slice(None),) * axis + (i,)] for i in range(len(xs)))
+
+    def explain_failure(self, shapes):
+        return f"stack: all tensors must have the same shape, got {shapes}."
+
+
+class GetItem(Op):
+    """``x[index]``: basic slicing and integer-array indexing."""
+
+    name, gate = "getitem", "routes"
+
+    def __init__(self, index):
+        self.index = index
+
+    def forward(self, xp, x):
+        return x[self.index]
+
+    def backward(self, grad, out, x):
+        return (apply(ScatterAdd(self.index), grad, x),)
+
+    def explain_failure(self, shapes):
+        return f"indexing a tensor of shape {shapes[0]} with {self.index!r} failed."
+
+
+class ScatterAdd(Op):
+    """Zeros shaped like ``like`` with ``grad`` added at ``index`` (repeated indices add up)."""
+
+    name = "scatter_add"
+
+    def __init__(self, index):
+        self.index = index
+
+    def forward(self, xp, grad, like):
+        result = xp.zeros(like.shape, dtype=grad.dtype)
+        if _is_basic(self.index):
+            result[self.index] = grad           # slices never repeat an element: plain copy
+        else:
+            xp.add.at(result, self.index, grad)
+        return result
+
+    def backward(self, grad, out, g, like):
+        return grad[self.index], None
+
+
+class Gather(Op):
+    """``params`` rows (along ``axis``) picked by integer ``indices``: an embedding lookup."""
+
+    name, gate = "gather", "routes"
+
+    def __init__(self, axis=0):
+        self.axis = axis
+
+    def forward(self, xp, params, indices):
+        return xp.take(params, indices, axis=self.axis)
+
+    def backward(self, grad, out, params, indices):
+        return apply(GatherGrad(self.axis), grad, indices, params), None
+
+    def explain_failure(self, shapes):
+        return (f"gather along axis {self.axis} from params of shape {shapes[0]} with indices "
+                f"of shape {shapes[1]} failed: indices must be integers within the axis.")
+
+
+class GatherGrad(Op):
+    name = "scatter_add"
+
+    def __init__(self, axis=0):
+        self.axis = axis
+
+    def forward(self, xp, grad, indices, like):
+        result = xp.zeros(like.shape, dtype=grad.dtype)
+        moved = xp.moveaxis(result, self.axis, 0)   # a view: adding into it fills ``result``
+        g = xp.moveaxis(grad, list(range(self.axis, self.axis + indices.ndim)),
+                        list(range(indices.ndim)))
+        xp.add.at(moved, indices, g)
+        return result
+
+    def backward(self, grad, out, g, indices, like):
+        return gather(grad, indices, self.axis), None, None
+
+
+class Identity(Op):
+    name = "identity"
+
+    def forward(self, xp, x):
+        return x
+
+    def backward(self, grad, out, x):
+        return (grad,)
+
+
+class OneHot(Op):
+    name, differentiable = "one_hot", False
+
+    def __init__(self, depth, dtype):
+        self.depth, self.dtype = depth, dtype
+
+    def forward(self, xp, indices):
+        return (indices[..., None] == xp.arange(self.depth)).astype(self.dtype)
+
+
+class CopyTo(Op):
+    """An explicit copy between devices; the gradient is copied back."""
+
+    name = "copy"
+
+    def __init__(self, source, target):
+        self.source, self.target = source, target
+        self.output_device = target
+
+    def forward(self, xp, x):
+        return self.target.put(self.source.get(x))
+
+    def backward(self, grad, out, x):
+        return (copy_to(grad, self.source),)
+
+
+def _is_basic(index):
+    parts = index if isinstance(index, tuple) else (index,)
+    return all(p is None or p is Ellipsis or isinstance(p, (int, slice, np.integer))
+               for p in parts)
+
+
+def _device_index(index, device):
+    """Index parts as arrays on ``device``: tensors give their arrays, lists are copied over."""
+    from ..tensor import Tensor
+    if isinstance(index, tuple):
+        return tuple(_device_index(i, device) for i in index)
+    if isinstance(index, Tensor):
+        if index.graph is not None:
+            raise ShapeError("Indexing with a symbolic tensor is not supported; use "
+                             "eg.gather(params, indices) in graphs.")
+        return index._value
+    if isinstance(index, (list, np.ndarray)):
+        return device.put(np.asarray(index))
+    return index
+
+
+# ----------------------------------------------------------------------------- functions
+def reshape(x, shape):
+    return apply(Reshape(shape), x)
+
+
+def reshape_like(x, like):
+    if x.shape == like.shape and None not in like.shape:
+        return x
+    if None not in like.shape:
+        return apply(Reshape(like.shape), x)
+    return apply(ReshapeLike(), x, like)
+
+
+def transpose(x, perm=None):
+    """Permute dimensions (TF's ``tf.transpose(x, perm)``; reverses them when perm is None)."""
+    return apply(Transpose(perm), x)
+
+
+def permute(x, dims):
+    return transpose(x, dims)
+
+
+def broadcast_to(x, shape):
+    return apply(BroadcastTo(shape), x)
+
+
+def expand_dims(x, axis):
+    return apply(ExpandDims(axis), x)
+
+
+unsqueeze = expand_dims
+
+
+def squeeze(x, axis=None):
+    return apply(Squeeze(axis), x)
+
+
+def concat(values, axis=0):
+    return apply(Concat(axis), *values)
+
+
+cat = concat
+
+
+def stack(values, axis=0):
+    return apply(Stack(axis), *values)
+
+
+def getitem(x, index):
+    """``x[index]``; backward adds the gradient back at the picked places (scatter-add)."""
+    return apply(GetItem(_device_index(index, x.device)), x)
+
+
+def gather(params, indices, axis=0):
+    """``tf.gather``: rows of ``params`` at ``indices``; backward scatter-adds into those rows."""
+    return apply(Gather(axis), params, indices)
+
+
+def one_hot(indices, depth, dtype="float32"):
+    from ..tensor import as_dtype
+    return apply(OneHot(depth, as_dtype(dtype)), indices)
+
+
+def copy_to(x, device):
+    if x.device is device:
+        return x
+    return apply(CopyTo(x.device, device), x)
+
+
+def identity(x):
+    return apply(Identity(), x)

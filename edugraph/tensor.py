@@ -1,0 +1,323 @@
+"""Tensor: an array on a device, plus the link to the op that made it (for backward).
+
+An eager tensor holds its value. A tensor made by an op while gradients are recorded also keeps
+``_op`` (what made it) and ``_inputs`` (from what): following these links backwards from a loss
+gives the computational graph that ``backward()`` walks.
+"""
+import numpy as np
+
+from . import devices as _device
+from .context import state
+
+float16, float32, float64 = np.dtype("float16"), np.dtype("float32"), np.dtype("float64")
+int8, int16, int32, int64 = (np.dtype(f"int{n}") for n in (8, 16, 32, 64))
+uint8, bool_ = np.dtype("uint8"), np.dtype("bool")
+float_ = float32
+
+
+def as_dtype(dtype):
+    """eg.float32, np.float32, 'float32', float, torch-style 'float' → a numpy dtype."""
+    if dtype is float or dtype == "float":
+        return float32
+    if dtype is int or dtype == "int":
+        return int64
+    return np.dtype(dtype)
+
+
+def _infer_dtype(data):
+    """numpy data keeps its dtype; Python floats become float32 and ints int64 (like PyTorch)."""
+    if hasattr(data, "dtype"):
+        return np.dtype(data.dtype)
+    kind = np.asarray(data).dtype.kind
+    return {"f": float32, "i": int64, "u": int64, "b": bool_}.get(kind, float32)
+
+
+class Tensor:
+    """A multi-dimensional array on a device that can record how it was computed."""
+
+    __slots__ = ("_value", "device", "requires_grad", "grad", "_op", "_inputs", "_seq",
+                 "_retain", "name", "__weakref__")
+    graph = None                    # eager tensors belong to no graph; symbolic ones set it
+    __array_ufunc__ = None          # numpy_array * tensor → Tensor.__rmul__, never object arrays
+
+    def __init__(self, value, device=None, requires_grad=False, name=None):
+        self._value = value
+        self.device = device or _device.cpu
+        self.requires_grad = requires_grad
+        self.grad = None
+        self._op = self._inputs = None
+        self._seq = 0
+        self._retain = False
+        self.name = name
+
+    # ------------------------------------------------------------------ what it is
+    @property
+    def shape(self):
+        return tuple(self._value.shape)
+
+    @property
+    def dtype(self):
+        return self._value.dtype
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape))
+
+    @property
+    def T(self):
+        return _ops.shape.transpose(self)
+
+    @property
+    def grad_fn(self):
+        """The op that made this tensor (None for leaves), as PyTorch calls it."""
+        return self._op
+
+    @property
+    def is_leaf(self):
+        return self._op is None
+
+    def is_floating_point(self):
+        return self.dtype.kind == "f"
+
+    def dim(self):
+        return self.ndim
+
+    def numel(self):
+        return self.size
+
+    # ------------------------------------------------------------------ getting values out
+    def numpy(self):
+        """The value as a numpy array on the host (an explicit copy from a device)."""
+        return self.device.get(self._value)
+
+    def item(self):
+        if self.size != 1:
+            raise ValueError(f"item() needs a tensor with one element; this one has shape "
+                             f"{self.shape}. Select an element first, e.g. t[0, 0].item().")
+        return self.numpy().item()
+
+    def tolist(self):
+        return self.numpy().tolist()
+
+    def __array__(self, dtype=None, copy=None):
+        if self.device.kind != "cpu":
+            raise TypeError(f"This tensor lives on {self.device.name}; numpy cannot read it "
+                            "directly. Copy it to the host first with .numpy() or .cpu().")
+        return self._value if dtype is None else self._value.astype(dtype)
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self.dtype.kind not in "iu":
+            raise TypeError(f"only integer tensors can be used as an index, not {self.dtype}")
+        return int(self.item())
+
+    def __bool__(self):
+        if self.size != 1:
+            raise ValueError(f"The truth value of a tensor of shape {self.shape} is ambiguous. "
+                             "Use eg.reduce_any(t) / t.any() or eg.reduce_all(t) / t.all().")
+        return bool(self.item())
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    __hash__ = object.__hash__
+
+    def __repr__(self):
+        body = np.array2string(self.numpy(), separator=", ", prefix="tensor(")
+        extras = []
+        if self.device.kind != "cpu":
+            extras.append(f"device='{self.device.name}'")
+        if self.dtype != float32 or self.dtype.kind != "f":
+            extras.append(f"dtype={self.dtype}")
+        if self._op is not None:
+            extras.append(f"grad_fn=<{type(self._op).__name__}Backward>")
+        elif self.requires_grad:
+            extras.append("requires_grad=True")
+        return "tensor(" + ", ".join([body] + extras) + ")"
+
+    # ------------------------------------------------------------------ autodiff
+    def backward(self, grad=None, create_graph=False):
+        """Accumulate d(self)/d(leaf) into ``leaf.grad`` for every leaf that requires grad."""
+        from .autodiff import backward
+        backward(self, grad, create_graph=create_graph)
+
+    def detach(self):
+        """The same values, cut off from the graph: gradients stop here."""
+        return Tensor(self._value, self.device)
+
+    def requires_grad_(self, requires_grad=True):
+        if requires_grad and not self.is_floating_point():
+            raise TypeError(f"Only floating-point tensors can require gradients; this one is "
+                            f"{self.dtype}. Create it with dtype=eg.float32.")
+        self.requires_grad = requires_grad
+        return self
+
+    def retain_grad(self):
+        """Keep this non-leaf tensor's gradient in ``.grad`` after backward (PyTorch)."""
+        self._retain = True
+        return self
+
+    def zero_grad(self):
+        self.grad = None
+
+    # ------------------------------------------------------------------ devices and dtypes
+    def to(self, target):
+        """A copy on another device (``'/gpu:0'``, ``'cpu'``...) or with another dtype."""
+        if isinstance(target, _device.Device) or _device.is_device_spec(target):
+            return _ops.shape.copy_to(self, _device.get_device(target))
+        return _ops.math.cast(self, as_dtype(target))
+
+    def cpu(self):
+        return self.to("cpu:0")
+
+    def cuda(self, index=0):
+        return self.to(f"gpu:{index}")
+
+    def float(self):
+        return _ops.math.cast(self, float32)
+
+    def double(self):
+        return _ops.math.cast(self, float64)
+
+    def long(self):
+        return _ops.math.cast(self, int64)
+
+    # ------------------------------------------------------------------ operators
+    def __add__(self, other): return _ops.math.add(self, other)
+    def __radd__(self, other): return _ops.math.add(other, self)
+    def __sub__(self, other): return _ops.math.subtract(self, other)
+    def __rsub__(self, other): return _ops.math.subtract(other, self)
+    def __mul__(self, other): return _ops.math.multiply(self, other)
+    def __rmul__(self, other): return _ops.math.multiply(other, self)
+    def __truediv__(self, other): return _ops.math.divide(self, other)
+    def __rtruediv__(self, other): return _ops.math.divide(other, self)
+    def __pow__(self, other): return _ops.math.pow(self, other)
+    def __rpow__(self, other): return _ops.math.pow(other, self)
+    def __matmul__(self, other): return _ops.linalg.matmul(self, other)
+    def __rmatmul__(self, other): return _ops.linalg.matmul(other, self)
+    def __neg__(self): return _ops.math.negative(self)
+    def __pos__(self): return self
+    def __abs__(self): return _ops.math.abs(self)
+    def __lt__(self, other): return _ops.math.less(self, other)
+    def __le__(self, other): return _ops.math.less_equal(self, other)
+    def __gt__(self, other): return _ops.math.greater(self, other)
+    def __ge__(self, other): return _ops.math.greater_equal(self, other)
+    def __eq__(self, other): return _ops.math.equal(self, other)
+    def __ne__(self, other): return _ops.math.not_equal(self, other)
+    def __getitem__(self, index): return _ops.shape.getitem(self, index)
+
+    # ------------------------------------------------------------------ methods (PyTorch names)
+    def add(self, other): return _ops.math.add(self, other)
+    def sub(self, other): return _ops.math.subtract(self, other)
+    def mul(self, other): return _ops.math.multiply(self, other)
+    def div(self, other): return _ops.math.divide(self, other)
+    def neg(self): return _ops.math.negative(self)
+    def pow(self, exponent): return _ops.math.pow(self, exponent)
+    def square(self): return _ops.math.square(self)
+    def sqrt(self): return _ops.math.sqrt(self)
+    def exp(self): return _ops.math.exp(self)
+    def log(self): return _ops.math.log(self)
+    def abs(self): return _ops.math.abs(self)
+    def maximum(self, other): return _ops.math.maximum(self, other)
+    def minimum(self, other): return _ops.math.minimum(self, other)
+    def clip(self, min=None, max=None): return _ops.math.clip(self, min, max)
+    clamp = clip
+    def matmul(self, other): return _ops.linalg.matmul(self, other)
+    def relu(self): return _ops.activation.relu(self)
+    def sigmoid(self): return _ops.activation.sigmoid(self)
+    def tanh(self): return _ops.activation.tanh(self)
+    def softmax(self, dim=-1): return _ops.activation.softmax(self, dim)
+    def log_softmax(self, dim=-1): return _ops.activation.log_softmax(self, dim)
+    def logsumexp(self, dim=None, keepdim=False):
+        return _ops.reduce.logsumexp(self, dim, keepdim)
+
+    def sum(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        return _ops.reduce.reduce_sum(self, _pick(dim, axis), _pick(keepdim, keepdims))
+
+    def mean(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        return _ops.reduce.reduce_mean(self, _pick(dim, axis), _pick(keepdim, keepdims))
+
+    def max(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        return _ops.reduce.reduce_max(self, _pick(dim, axis), _pick(keepdim, keepdims))
+
+    def min(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        return _ops.reduce.reduce_min(self, _pick(dim, axis), _pick(keepdim, keepdims))
+
+    def argmax(self, dim=None): return _ops.reduce.argmax(self, dim)
+    def argmin(self, dim=None): return _ops.reduce.argmin(self, dim)
+    def any(self, dim=None): return _ops.reduce.reduce_any(self, dim)
+    def all(self, dim=None): return _ops.reduce.reduce_all(self, dim)
+
+    def reshape(self, *shape):
+        return _ops.shape.reshape(self, shape[0] if len(shape) == 1 else shape)
+
+    view = reshape
+
+    def transpose(self, dim0=-2, dim1=-1):
+        """Swap two dimensions (PyTorch's meaning; ``eg.transpose(x, perm)`` is TF's)."""
+        perm = list(range(self.ndim))
+        perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
+        return _ops.shape.transpose(self, perm)
+
+    def permute(self, *dims):
+        return _ops.shape.transpose(self, dims[0] if len(dims) == 1 else dims)
+
+    def expand(self, *shape):
+        return _ops.shape.broadcast_to(self, shape[0] if len(shape) == 1 else shape)
+
+    def unsqueeze(self, dim): return _ops.shape.expand_dims(self, dim)
+    def squeeze(self, dim=None): return _ops.shape.squeeze(self, dim)
+    def flatten(self): return _ops.shape.reshape(self, (-1,))
+
+
+def _pick(torch_style, tf_style):
+    return torch_style if tf_style is None else tf_style
+
+
+def tensor(data, dtype=None, device=None, requires_grad=False):
+    """Make a tensor from data (lists, numbers, numpy arrays, tensors) on a device.
+
+    >>> x = eg.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+    """
+    dev = _device.get_device(device) if device is not None else _device.current_device()
+    if isinstance(data, Tensor):
+        host = data.numpy()
+    elif isinstance(data, _device.SimArray) or type(data).__module__.startswith("cupy"):
+        host = data.get()
+    else:
+        host = data
+    dtype = as_dtype(dtype) if dtype is not None else _infer_dtype(host)
+    host = np.array(host, dtype=dtype)          # always a copy: the tensor owns its values
+    return Tensor(dev.put(host), dev).requires_grad_(requires_grad)
+
+
+def constant_like(value, ref):
+    """A Python number or array used next to tensor ``ref``: same device, fitting dtype."""
+    dev = ref.device if ref is not None else _device.current_device()
+    if isinstance(value, (bool, int, float)) and ref is not None:
+        kind = ref.dtype.kind
+        if isinstance(value, bool):
+            dtype = ref.dtype if kind != "b" else bool_
+        elif isinstance(value, int):
+            dtype = ref.dtype if kind in "fiu" else int64
+        else:
+            dtype = ref.dtype if kind == "f" else float32
+        return Tensor(dev.put(np.asarray(value, dtype=dtype)), dev)
+    return tensor(value, device=dev)
+
+
+from . import ops as _ops  # noqa: E402  (ops import Tensor: bind late to avoid a cycle)

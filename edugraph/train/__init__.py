@@ -1,0 +1,2 @@
+"""Optimizers (``eg.train.GradientDescentOptimizer``...), one implementation for both modes."""
+__all__ = []
