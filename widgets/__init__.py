@@ -1,0 +1,1 @@
+"""Jupyter widgets for edugraph: the graph inspector and the embedding projector."""
