@@ -53,7 +53,7 @@ class Tensor:
     # ------------------------------------------------------------------ what it is
     @property
     def shape(self):
-        return tuple(self._value.shape)
+        return self._value.shape
 
     @property
     def dtype(self):
@@ -152,8 +152,7 @@ class Tensor:
     # ------------------------------------------------------------------ autodiff
     def backward(self, grad=None, create_graph=False):
         """Accumulate d(self)/d(leaf) into ``leaf.grad`` for every leaf that requires grad."""
-        from .autodiff import backward
-        backward(self, grad, create_graph=create_graph)
+        _autodiff.backward(self, grad, create_graph=create_graph)
 
     def detach(self):
         """The same values, cut off from the graph: gradients stop here."""
@@ -320,4 +319,4 @@ def constant_like(value, ref):
     return tensor(value, device=dev)
 
 
-from . import ops as _ops  # noqa: E402  (ops import Tensor: bind late to avoid a cycle)
+from . import autodiff as _autodiff, ops as _ops  # noqa: E402  (they import Tensor: bind late)

@@ -51,24 +51,36 @@ class Op:
 def apply(op, *args):
     """Run ``op`` on ``args`` now (eager), or add it to the graph being built (static mode)."""
     graph = state.graph
-    if graph is None:
-        for a in args:
-            if isinstance(a, Tensor) and a.graph is not None:
-                graph = a.graph
-                break
+    inputs = args
+    for a in args:
+        if a.__class__ is Tensor:
+            continue
+        if not isinstance(a, Tensor):
+            inputs = None                       # numbers or arrays: made constants below
+        elif a.graph is not None and graph is None:
+            graph = a.graph
     if graph is not None:
         return graph.create_op(op, args)
+    if inputs is None:
+        inputs = _as_tensors(args)
 
-    inputs = _as_tensors(args)
     device = inputs[0].device if inputs else current_device()
+    values = []
+    float_dtype = None
     for t in inputs:
         if t.device is not device:
             raise DeviceError(
                 f"{op.name}: inputs live on different devices, {device.name} and "
                 f"{t.device.name}. Copy one explicitly first, e.g. x.to('{device.name}').")
-    _check_float_dtypes(op, inputs)
+        value = t._value
+        if value.dtype.kind == "f":
+            if float_dtype is None:
+                float_dtype = value.dtype
+            elif value.dtype != float_dtype:
+                _float_dtype_error(op, inputs)
+        values.append(value)
     try:
-        value = op.forward(device.xp, *[t._value for t in inputs])
+        value = op.forward(device.xp, *values)
     except (ValueError, IndexError, TypeError) as e:
         if isinstance(e, (ShapeError, GradientError)):
             raise
@@ -76,7 +88,7 @@ def apply(op, *args):
     if _scope.log_placement:
         print(f"{op.name}: {device.name}")
     out = Tensor(value, op.output_device or device)
-    if state.grad_enabled and op.differentiable and out.is_floating_point():
+    if state.grad_enabled and op.differentiable and value.dtype.kind == "f":
         for t in inputs:
             if t.requires_grad:
                 out.requires_grad = True
@@ -90,13 +102,11 @@ def _as_tensors(args):
     return tuple(a if isinstance(a, Tensor) else constant_like(a, ref) for a in args)
 
 
-def _check_float_dtypes(op, inputs):
-    floats = {t.dtype for t in inputs if t.dtype.kind == "f"}
-    if len(floats) > 1:
-        named = ", ".join(f"input {i}: {t.dtype}" for i, t in enumerate(inputs))
-        raise TypeError(
-            f"{op.name}: inputs have different float dtypes ({named}). edugraph never converts "
-            f"silently; cast one explicitly, e.g. x.to(eg.float32) or eg.cast(x, eg.float64).")
+def _float_dtype_error(op, inputs):
+    named = ", ".join(f"input {i}: {t.dtype}" for i, t in enumerate(inputs))
+    raise TypeError(
+        f"{op.name}: inputs have different float dtypes ({named}). edugraph never converts "
+        f"silently; cast one explicitly, e.g. x.to(eg.float32) or eg.cast(x, eg.float64).")
 
 
 def broadcast_rule_failure(op_name, shapes):
@@ -133,10 +143,18 @@ class BroadcastLike(Op):
     gate = "copies"
 
     def forward(self, xp, x, like):
-        return xp.broadcast_to(x, like.shape)
+        return broadcast_array(xp, x, like.shape)
 
     def backward(self, grad, out, x, like):
         return sum_to_shape(grad, x), None
+
+
+def broadcast_array(xp, array, shape):
+    """A new array of ``shape`` filled by broadcasting ``array``. Materialised on purpose: numpy's
+    zero-copy ``broadcast_to`` costs ~3 µs of Python per call and gives read-only gradients."""
+    out = xp.empty(shape, dtype=array.dtype)
+    xp.copyto(out, array)
+    return out
 
 
 def sum_to_shape_array(xp, array, shape):

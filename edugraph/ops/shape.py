@@ -4,7 +4,7 @@ Their backward passes move the gradient back to where each value came from.
 """
 import numpy as np
 
-from .base import Op, apply, sum_to_shape
+from .base import Op, apply, broadcast_array, sum_to_shape
 from ..errors import ShapeError
 
 
@@ -57,7 +57,7 @@ class BroadcastTo(Op):
         self.shape = tuple(shape)
 
     def forward(self, xp, x):
-        return xp.broadcast_to(x, self.shape)
+        return broadcast_array(xp, x, self.shape)
 
     def backward(self, grad, out, x):
         return (sum_to_shape(grad, x),)
