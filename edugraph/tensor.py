@@ -65,7 +65,7 @@ class Tensor:
 
     @property
     def size(self):
-        return int(np.prod(self.shape))
+        return self._value.size
 
     @property
     def T(self):
@@ -305,18 +305,23 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
 
 
 def constant_like(value, ref):
-    """A Python number or array used next to tensor ``ref``: same device, fitting dtype."""
-    dev = ref.device if ref is not None else _device.current_device()
-    if isinstance(value, (bool, int, float)) and ref is not None:
-        kind = ref.dtype.kind
-        if isinstance(value, bool):
-            dtype = ref.dtype if kind != "b" else bool_
-        elif isinstance(value, int):
-            dtype = ref.dtype if kind in "fiu" else int64
-        else:
-            dtype = ref.dtype if kind == "f" else float32
-        return Tensor(dev.put(np.asarray(value, dtype=dtype)), dev)
-    return tensor(value, device=dev)
+    """A Python number or array used next to tensor ``ref``: same device, fitting dtype.
+
+    Numbers adapt to the tensor (``x * 2`` stays float32), as in PyTorch and TF; a float next to
+    an integer tensor makes a float32 constant.
+    """
+    if ref is None:
+        return tensor(value)
+    kind = _PYTHON_SCALARS.get(type(value))
+    if kind is None:
+        return tensor(value, device=ref.device)
+    dtype = ref.dtype if kind in _WIDENS[ref.dtype.kind] else _DEFAULT_DTYPE[kind]
+    return Tensor(ref.device.put(np.array(value, dtype)), ref.device)
+
+
+_PYTHON_SCALARS = {bool: "b", int: "i", float: "f"}
+_DEFAULT_DTYPE = {"b": bool_, "i": int64, "f": float32}
+_WIDENS = {"f": "bif", "i": "bi", "u": "bi", "b": "b", "c": "bif"}   # scalar kinds a dtype absorbs
 
 
 from . import autodiff as _autodiff, ops as _ops  # noqa: E402  (they import Tensor: bind late)

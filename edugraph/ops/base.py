@@ -98,7 +98,11 @@ def apply(op, *args):
 
 
 def _as_tensors(args):
-    ref = next((a for a in args if isinstance(a, Tensor)), None)
+    ref = None
+    for a in args:
+        if isinstance(a, Tensor):
+            ref = a
+            break
     return tuple(a if isinstance(a, Tensor) else constant_like(a, ref) for a in args)
 
 
