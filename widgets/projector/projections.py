@@ -1,0 +1,109 @@
+"""Projections from d dimensions down to the 2 or 3 that a screen can show.
+
+Every function takes a float32 ``(n, d)`` array and returns float32 coordinates
+``(n, dims)``; none of them knows about widgets.
+"""
+import numpy as np
+
+
+def spherize(matrix):
+    r"""Centre the cloud and put every point on the unit sphere.
+
+    .. math:: x_i \leftarrow (x_i - \bar x) / \lVert x_i - \bar x \rVert
+
+    Afterwards only directions matter, as with cosine similarity; this is
+    TensorBoard's "Spherize data" checkbox.
+    """
+    centred = matrix - matrix.mean(axis=0)
+    norms = np.linalg.norm(centred, axis=1, keepdims=True)
+    return centred / np.maximum(norms, np.finfo(np.float32).tiny)
+
+
+def pca(matrix, num_components=10):
+    r"""Principal components via the SVD of the centred data.
+
+    With :math:`X - \bar X = U S V^\top`, the coordinates are :math:`U S` and
+    component :math:`k` explains the share :math:`s_k^2 / \sum_j s_j^2` of the variance.
+
+    Returns ``(coordinates (n, num_components), variance_ratio (num_components,))``.
+    """
+    centred = matrix - matrix.mean(axis=0)
+    _, singular, directions = np.linalg.svd(centred, full_matrices=False)
+    num_components = min(num_components, len(singular))
+    coordinates = centred @ directions[:num_components].T
+    variance = singular**2
+    return coordinates.astype(np.float32), (variance / variance.sum())[:num_components]
+
+
+def tsne(matrix, dims=2, perplexity=30.0, learning_rate="auto", iterations=500,
+         progress=None, initial=None, seed=0):
+    """t-SNE with openTSNE, reporting progress as it goes.
+
+    ``progress(done, total, coordinates)`` is called every 10 iterations with the
+    current picture; returning True from it stops the run early. The first 250
+    iterations are openTSNE's "early exaggeration" phase, which pulls clusters apart
+    before the ``iterations`` that refine them. ``initial`` (n, dims) continues from
+    an earlier picture, which keeps live mode from jumping between epochs.
+    """
+    try:
+        import openTSNE
+    except ImportError:
+        raise ImportError(
+            "t-SNE in the projector needs openTSNE: pip install openTSNE "
+            "(it is part of edugraph[lab]).") from None
+    exaggeration_iterations = 250 if initial is None else 0
+    total = exaggeration_iterations + iterations
+    perplexity = min(perplexity, (len(matrix) - 1) / 3)   # openTSNE needs 3 * perplexity < n
+    done = 0
+
+    def report(iteration, error, embedding):
+        nonlocal done
+        done += 10
+        return progress(min(done, total), total, np.asarray(embedding, np.float32))
+
+    model = openTSNE.TSNE(
+        n_components=dims, perplexity=perplexity, learning_rate=learning_rate,
+        early_exaggeration_iter=exaggeration_iterations, n_iter=iterations,
+        initialization="pca" if initial is None else np.asarray(initial, np.float64),
+        # "auto" picks Barnes-Hut for small sets and FFT for large ones, but FFT
+        # only works in 2-D, so 3-D always uses Barnes-Hut.
+        negative_gradient_method="auto" if dims == 2 else "bh",
+        callbacks=report if progress else None, callbacks_every_iters=10,
+        n_jobs=-1, random_state=seed)
+    return np.asarray(model.fit(matrix), dtype=np.float32)
+
+
+def umap(matrix, dims=2, neighbours=15, min_dist=0.1, seed=0):
+    """UMAP with umap-learn, when it is installed (it is optional: it pulls in numba)."""
+    try:
+        import umap as umap_learn
+    except ImportError:
+        raise ImportError("UMAP in the projector needs umap-learn: pip install umap-learn") \
+            from None
+    reducer = umap_learn.UMAP(n_components=dims, n_neighbors=neighbours,
+                              min_dist=min_dist, random_state=seed)
+    return reducer.fit_transform(matrix).astype(np.float32)
+
+
+def custom_projection(matrix, left, right, dims=2):
+    r"""Project onto the direction from one group of points to another.
+
+    The x axis is :math:`u = \bar x_{right} - \bar x_{left}` (e.g. "man" -> "woman"), so
+    a point's x says how far along that direction it lies. The remaining axes are the
+    principal components of what is left after removing the x direction, so they show
+    the most variance that the chosen direction does not explain.
+    """
+    left, right = np.atleast_1d(left), np.atleast_1d(right)
+    if len(left) == 0 or len(right) == 0:
+        raise ValueError("a custom projection needs at least one point on each side; "
+                         f"got {len(left)} on the left and {len(right)} on the right.")
+    direction = matrix[right].mean(axis=0) - matrix[left].mean(axis=0)
+    length = np.linalg.norm(direction)
+    if length == 0:
+        raise ValueError("the left and right points have the same mean, so there is no "
+                         "direction between them; choose different queries.")
+    direction /= length
+    centred = matrix - matrix.mean(axis=0)
+    along = centred @ direction
+    rest, _ = pca(centred - np.outer(along, direction), dims - 1)
+    return np.column_stack([along, rest]).astype(np.float32)
