@@ -1,0 +1,403 @@
+"""The interactive view of a Projector: controls on top, the picture, a side panel.
+
+The picture is ONE plotly trace (``scattergl`` in 2-D, ``scatter3d`` in 3-D) whose
+colours, sizes and labels are per-point arrays. Everything that changes (a new
+projection, a search, a click) rewrites those arrays in place inside
+``figure.batch_update()``, so the browser receives one message per change instead
+of redrawing thousands of separate traces.
+"""
+import functools
+import html
+import importlib.util
+import threading
+
+import ipywidgets as w
+import numpy as np
+import plotly.graph_objects as go
+
+from .colours import DIMMED, colour_points
+from .images import data_uri, png
+from .neighbours import METRICS, neighbours
+
+POINT_SIZE = {2: 6, 3: 3}
+HIGHLIGHT_SIZE = {2: 10, 3: 6}
+SELECTED_SIZE = {2: 16, 3: 10}
+MAX_TEXT_LABELS = 100     # more labels than this on screen is only clutter
+NONE = "(none)"
+
+
+def reports_errors(method):
+    """Show a control's error in the status line: in a callback it would vanish."""
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        try:
+            self.status.value = ""
+            return method(self, *args, **kwargs)
+        except (ValueError, KeyError, ImportError, IndexError) as error:
+            self.status.value = f"<span style='color:#D55E00'>{html.escape(str(error))}</span>"
+    return wrapper
+
+
+class ProjectorWidget(w.VBox):
+    """Controls, figure and neighbour panel for one ``Projector``."""
+
+    def __init__(self, projector):
+        super().__init__()
+        self.projector = projector
+        self.selected = None                        # row of the clicked point
+        self.neighbour_rows = np.array([], int)
+        self.matches = np.array([], int)            # rows found by the search box
+        self.shown = np.arange(len(projector.indices))  # positions in projector.indices
+        self._stop = threading.Event()
+        self._worker = None
+        self.figure = go.FigureWidget(layout=dict(
+            height=540, margin=dict(l=50, r=10, t=10, b=40), template="plotly_white",
+            hovermode="closest", showlegend=False))
+        self._build_controls()
+        projector.listeners.append(self._on_view)
+        self._recolour()
+        self._draw()
+
+    # ---- layout ----------------------------------------------------------------
+    def _build_controls(self):
+        p = self.projector
+        methods = ["PCA", "t-SNE", "Custom"]
+        if importlib.util.find_spec("umap"):
+            methods.insert(2, "UMAP")
+        if hasattr(p, "_given"):
+            methods.append("Given")
+        self.method = w.Dropdown(options=methods, value=p.method if p.method in methods
+                                 else "PCA", description="projection")
+        self.dims = w.ToggleButtons(options=[("2D", 2), ("3D", 3)],
+                                    value=p.coordinates.shape[1], style={"button_width": "48px"})
+        self.spherize = w.Checkbox(value=p.spherized, description="spherize data", indent=False)
+        columns = list(p.columns)
+        self.colour_by = w.Dropdown(options=[NONE] + columns, description="colour by",
+                                    value=columns[-1] if columns else NONE)
+        self.label_by = w.Dropdown(options=columns or [NONE], description="label by",
+                                   value=p.label_column or NONE)
+        self.search_box = w.Text(placeholder="search labels", description="search",
+                                 continuous_update=False)
+        self.regex = w.Checkbox(value=False, description="regex", indent=False)
+        self.match_count = w.HTML()
+        self.method_settings = w.VBox()
+        self._build_method_settings()
+        self.k = w.IntSlider(value=10, min=1, max=min(100, len(p.vectors) - 1),
+                             description="neighbours")
+        self.metric = w.Dropdown(options=METRICS, value="cosine", description="distance")
+        self.isolate_button = w.Button(description="Isolate", tooltip="show only highlighted")
+        self.show_all_button = w.Button(description="Show all")
+        self.clear_button = w.Button(description="Clear selection")
+        self.export_button = w.Button(description="Export coordinates", icon="download")
+        self.selection = w.HTML("<i>Click a point to list its nearest neighbours.</i>")
+        self.neighbour_list = w.HTML()
+        self.hover_image = w.Image(format="png", layout=w.Layout(width="84px"))
+        self.legend = w.HTML()
+        self.notice = w.HTML(f"<b>{html.escape(p.notice)}</b>" if p.notice else "")
+        self.status = w.HTML()
+
+        self.method.observe(self._on_method, "value")
+        self.dims.observe(self._on_reproject, "value")
+        self.spherize.observe(self._on_reproject, "value")
+        self.colour_by.observe(lambda _: self._recolour(), "value")
+        self.label_by.observe(self._on_label_by, "value")
+        self.search_box.observe(self._on_search, "value")
+        self.regex.observe(self._on_search, "value")
+        self.k.observe(self._on_neighbour_settings, "value")
+        self.metric.observe(self._on_neighbour_settings, "value")
+        self.isolate_button.on_click(self._on_isolate)
+        self.show_all_button.on_click(self._on_show_all)
+        self.clear_button.on_click(self._on_clear)
+        self.export_button.on_click(self._on_export)
+
+        side = w.VBox([self.selection, self.k, self.metric, self.neighbour_list,
+                       w.HBox([self.isolate_button, self.show_all_button]),
+                       self.clear_button] + ([self.hover_image] if p.images is not None else []),
+                      layout=w.Layout(width="330px", overflow_y="auto", max_height="560px"))
+        self.children = [
+            w.HBox([self.method, self.dims, self.spherize]),
+            self.method_settings,
+            w.HBox([self.colour_by, self.label_by]),
+            w.HBox([self.search_box, self.regex, self.match_count]),
+            self.legend, self.notice, self.status,
+            w.HBox([w.Box([self.figure], layout=w.Layout(flex="1 1 auto")), side]),
+            self.export_button,
+        ]
+
+    def _build_method_settings(self):
+        """The settings row under the projection menu (one per method)."""
+        n = len(self.projector.indices)
+        self.progress = w.IntProgress(value=0, min=0, max=1, description="t-SNE")
+        self.perplexity = w.FloatSlider(value=min(30, (n - 1) / 3), min=2,
+                                        max=min(100, (n - 1) / 3), description="perplexity")
+        # openTSNE's "auto" rate, written out so the student sees the number.
+        self.learning_rate = w.FloatText(value=max(200.0, n / 12), description="learning rate")
+        self.iterations = w.IntSlider(value=500, min=50, max=2000, step=50,
+                                      description="iterations")
+        self.run_button = w.Button(description="Run", button_style="primary")
+        self.stop_button = w.Button(description="Stop")
+        self.neighbours_umap = w.IntSlider(value=15, min=2, max=100, description="neighbours")
+        self.min_dist = w.FloatSlider(value=0.1, min=0, max=1, step=0.05, description="min dist")
+        self.left = w.Text(placeholder="e.g. man", description="from")
+        self.right = w.Text(placeholder="e.g. woman", description="to")
+        self.run_button.on_click(self._on_run)
+        self.stop_button.on_click(lambda _: self._stop.set())
+        count = min(10, self.projector.vectors.shape[1], n)
+        self.components = [w.Dropdown(options=[(f"PC{c + 1}", c) for c in range(count)],
+                                      value=i, description=axis,
+                                      layout=w.Layout(width="150px"))
+                           for i, axis in enumerate("xyz")]
+        for dropdown in self.components:
+            dropdown.observe(self._on_reproject, "value")
+        self.variance = w.HTML()
+        self._update_variance()
+        self._show_method_settings()
+
+    def _update_variance(self):
+        """List the share of variance each principal component explains."""
+        shares = ", ".join(f"PC{c + 1} {100 * r:.1f}%"
+                           for c, r in enumerate(self.projector.variance))
+        self.variance.value = f"variance explained: {shares}" if shares else ""
+
+    def _show_method_settings(self):
+        dims = self.dims.value
+        rows = {
+            "PCA": [w.HBox(self.components[:dims] + [self.variance])],
+            "t-SNE": [w.HBox([self.perplexity, self.learning_rate]),
+                      w.HBox([self.iterations, self.run_button, self.stop_button,
+                              self.progress])],
+            "UMAP": [w.HBox([self.neighbours_umap, self.min_dist, self.run_button])],
+            "Custom": [w.HBox([self.left, self.right, self.run_button])],
+            "Given": [],
+        }
+        self.method_settings.children = rows[self.method.value]
+
+    # ---- projections -------------------------------------------------------------
+    def _on_method(self, _):
+        self._show_method_settings()
+        if self.method.value in ("PCA", "Given"):
+            self._on_reproject()
+
+    @reports_errors
+    def _on_reproject(self, _=None):
+        """Re-run the instant projections; the slow ones wait for their Run button."""
+        self._stop_worker()
+        p = self.projector
+        p.spherized = self.spherize.value
+        dims = self.dims.value
+        if self.method.value == "PCA":
+            p.pca(dims, [d.value for d in self.components[:dims]])
+            self._update_variance()
+        elif self.method.value == "Given":
+            p.use_coordinates(p._given)
+        else:
+            self.status.value = f"Press Run to compute the {self.method.value} view."
+        self._show_method_settings()
+
+    @reports_errors
+    def _on_run(self, _=None):
+        p, dims = self.projector, self.dims.value
+        p.spherized = self.spherize.value
+        if self.method.value == "Custom":
+            p.custom(self.left.value, self.right.value, dims)
+        elif self.method.value == "UMAP":
+            p.umap(dims, self.neighbours_umap.value, self.min_dist.value)
+        else:
+            self.run_tsne()
+
+    def run_tsne(self, background=True):
+        """Start t-SNE in a thread: the notebook stays usable while the picture moves."""
+        self._stop_worker()
+        self._stop.clear()
+        self.progress.value = 0
+        settings = dict(dims=self.dims.value, perplexity=self.perplexity.value,
+                        learning_rate=self.learning_rate.value,
+                        iterations=self.iterations.value, progress=self._tsne_progress)
+        run = reports_errors(lambda self: self.projector.tsne(**settings))
+        if not background:
+            return run(self)
+        self._worker = threading.Thread(target=run, args=(self,), daemon=True)
+        self._worker.start()
+        return self._worker
+
+    def _tsne_progress(self, done, total, coordinates):
+        self.progress.max = total
+        self.progress.value = done
+        return self._stop.is_set()    # True asks openTSNE to stop
+
+    def _stop_worker(self):
+        if self._worker is not None and self._worker.is_alive():
+            self._stop.set()
+            self._worker.join()
+
+    def _on_view(self, final):
+        """The projector has new coordinates (a finished projection or t-SNE progress)."""
+        if self.figure.data and self.projector.coordinates.shape[1] == self._trace_dims():
+            self._update_positions()
+        else:
+            self._draw()
+
+    # ---- drawing ---------------------------------------------------------------
+    def _trace_dims(self):
+        return 3 if self.figure.data[0].type == "scatter3d" else 2
+
+    def _rows(self):
+        """Data rows of the points on screen, in trace order."""
+        return self.projector.indices[self.shown]
+
+    def _draw(self):
+        """Replace the trace: needed when 2-D/3-D or the set of shown points changes."""
+        coordinates = self.projector.coordinates[self.shown]
+        dims = coordinates.shape[1]
+        axes = dict(zip("xyz", coordinates.T))
+        marker = dict(line=dict(width=0))
+        if dims == 2:
+            trace = go.Scattergl(mode="markers", marker=marker, hoverinfo="text", **axes)
+        else:
+            trace = go.Scatter3d(mode="markers", marker=marker, hoverinfo="text", **axes)
+        with self.figure.batch_update():
+            self.figure.data = ()
+            self.figure.add_trace(trace)
+            self._style()
+            self._titles()
+        self.figure.data[0].on_click(self._on_click)
+        if self.projector.images is not None:
+            self.figure.data[0].on_hover(self._on_hover)
+
+    def _update_positions(self):
+        coordinates = self.projector.coordinates[self.shown]
+        trace = self.figure.data[0]
+        with self.figure.batch_update():
+            for axis, values in zip("xyz", coordinates.T):
+                setattr(trace, axis, values)
+            self._titles()
+
+    def _titles(self):
+        titles = self.projector.axis_titles
+        if len(titles) == 3:
+            self.figure.layout.scene.update(
+                {f"{axis}axis": dict(title=dict(text=t)) for axis, t in zip("xyz", titles)})
+        else:
+            self.figure.layout.xaxis.title.text, self.figure.layout.yaxis.title.text = titles
+
+    def _recolour(self):
+        """Base colours for the chosen column, and its legend."""
+        p = self.projector
+        if self.colour_by.value == NONE:
+            self.base_colours = np.full(len(p.indices), "#0072B2", dtype=object)
+            self.legend.value = ""
+        else:
+            values = [p.columns[self.colour_by.value][i] for i in p.indices]
+            colours, legend = colour_points(values)
+            self.base_colours = np.array(colours, dtype=object)
+            swatch = ("<span style='display:inline-block;width:11px;height:11px;"
+                      "background:{};margin:0 3px 0 10px'></span>{}")
+            self.legend.value = "".join(swatch.format(c, html.escape(str(name)))
+                                        for name, c in legend)
+        if self.figure.data:
+            with self.figure.batch_update():
+                self._style()
+
+    def _style(self):
+        """Per-point colours, sizes and labels: highlighted points stand out."""
+        rows, dims = self._rows(), self._trace_dims()
+        highlighted = np.isin(rows, np.concatenate([self.matches, self.neighbour_rows]))
+        selected = rows == self.selected
+        colours = self.base_colours[self.shown].copy()
+        sizes = np.full(len(rows), POINT_SIZE[dims])
+        if highlighted.any() or selected.any():
+            colours[~(highlighted | selected)] = DIMMED
+            sizes[highlighted] = HIGHLIGHT_SIZE[dims]
+            sizes[selected] = SELECTED_SIZE[dims]
+        labels = np.array([self.projector.label(r) for r in rows], dtype=object)
+        labelled = highlighted | selected
+        trace = self.figure.data[0]
+        trace.marker.color = colours.tolist()
+        trace.marker.size = sizes
+        trace.hovertext = labels.tolist()
+        if 0 < labelled.sum() <= MAX_TEXT_LABELS:
+            trace.text = np.where(labelled, labels, "").tolist()
+            trace.mode = "markers+text"
+        else:
+            trace.mode = "markers"
+
+    def _restyle(self):
+        with self.figure.batch_update():
+            self._style()
+
+    # ---- search, selection, neighbours -------------------------------------------
+    def _on_label_by(self, change):
+        if change["new"] != NONE:
+            self.projector.label_column = change["new"]
+            self._restyle()
+
+    @reports_errors
+    def _on_search(self, _=None):
+        pattern = self.search_box.value
+        self.matches = (self.projector.search(pattern, regex=self.regex.value)
+                        if pattern else np.array([], int))
+        on_screen = np.isin(self.matches, self._rows()).sum()
+        self.match_count.value = (f"{len(self.matches)} match(es), {on_screen} on screen"
+                                  if pattern else "")
+        self._restyle()
+
+    def _on_click(self, trace, points, state):
+        if points.point_inds:
+            self.select(int(self._rows()[points.point_inds[0]]))
+
+    def _on_hover(self, trace, points, state):
+        if points.point_inds:
+            self.hover_image.value = png(self.projector.images[
+                self._rows()[points.point_inds[0]]])
+
+    def _on_neighbour_settings(self, _):
+        if self.selected is not None:
+            self.select(self.selected)
+
+    def select(self, row):
+        """Select data row ``row`` and list its nearest neighbours (original space)."""
+        p = self.projector
+        self.selected = row
+        self.neighbour_rows, dists = neighbours(p.vectors, row, self.k.value, self.metric.value)
+        self.selection.value = (f"<b>{html.escape(p.label(row))}</b> (point {row})"
+                                + self._thumbnail(row))
+        shown = set(self._rows().tolist())
+        lines = [f"<tr><td>{rank}</td><td>{html.escape(p.label(r))}{self._thumbnail(r)}"
+                 f"{'' if r in shown else ' <i>(not shown)</i>'}</td>"
+                 f"<td style='text-align:right'>{d:.4f}</td></tr>"
+                 for rank, (r, d) in enumerate(zip(self.neighbour_rows, dists), start=1)]
+        self.neighbour_list.value = (
+            f"<table class='projector-neighbours'><tr><th>#</th><th>neighbour</th>"
+            f"<th>{self.metric.value} distance</th></tr>{''.join(lines)}</table>")
+        self._restyle()
+
+    def _thumbnail(self, row):
+        if self.projector.images is None:
+            return ""
+        return f" <img src='{data_uri(self.projector.images[row])}' width='28'>"
+
+    def _on_clear(self, _=None):
+        self.selected, self.neighbour_rows = None, np.array([], int)
+        self.selection.value = "<i>Click a point to list its nearest neighbours.</i>"
+        self.neighbour_list.value = ""
+        self._restyle()
+
+    @reports_errors
+    def _on_isolate(self, _=None):
+        """Show only the highlighted points (selection, neighbours, search matches)."""
+        keep = np.concatenate([self.matches, self.neighbour_rows,
+                               [] if self.selected is None else [self.selected]])
+        shown = np.flatnonzero(np.isin(self.projector.indices, keep))
+        if len(shown) == 0:
+            raise ValueError("nothing to isolate: search for points or click one first.")
+        self.shown = shown
+        self._draw()
+
+    def _on_show_all(self, _=None):
+        self.shown = np.arange(len(self.projector.indices))
+        self._draw()
+
+    @reports_errors
+    def _on_export(self, _=None, path="projection.tsv"):
+        self.projector.export_coordinates(path)
+        self.status.value = f"Coordinates written to <code>{html.escape(path)}</code>."
