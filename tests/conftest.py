@@ -9,9 +9,10 @@ DEVICES = ["cpu:0", "sim:0"] + (["gpu:0"] if eg.gpu_available() else [])
 
 
 def pytest_collection_modifyitems(config, items):
+    """Tests parameterised with gpu:0 get the ``gpu`` marker (``pytest -m gpu`` runs them)."""
     for item in items:
-        if "gpu:0" in getattr(item, "callspec", None).params.values() \
-                if getattr(item, "callspec", None) else False:
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and "gpu:0" in callspec.params.values():
             item.add_marker(pytest.mark.gpu)
 
 
