@@ -113,7 +113,7 @@ class ProjectorWidget(w.VBox):
         side = w.VBox([self.selection, self.k, self.metric, self.neighbour_list,
                        w.HBox([self.isolate_button, self.show_all_button]),
                        self.clear_button] + ([self.hover_image] if p.images is not None else []),
-                      layout=w.Layout(width="330px", overflow_y="auto", max_height="560px"))
+                      layout=w.Layout(width="330px", overflow="auto", max_height="560px"))
         self.children = [
             w.HBox([self.method, self.dims, self.spherize]),
             self.method_settings,

@@ -1,0 +1,164 @@
+"""The projector widget without a browser: the figure it builds and how it reacts."""
+import re
+
+import numpy as np
+import pytest
+
+pytest.importorskip("plotly")
+pytest.importorskip("ipywidgets")
+
+from widgets.projector import Projector  # noqa: E402
+from widgets.projector.colours import DIMMED, OKABE_ITO  # noqa: E402
+
+
+def make_projector(num_points=60, **options):
+    rng = np.random.default_rng(0)
+    vectors = rng.normal(size=(num_points, 8))
+    metadata = {"word": [f"w{i}" for i in range(num_points)],
+                "group": [["red", "green", "blue"][i % 3] for i in range(num_points)]}
+    return Projector(vectors, metadata, **options)
+
+
+def click(figure, point_index):
+    """What the browser sends when a point is clicked."""
+    figure._js2py_pointsCallback = {
+        "event_type": "plotly_click",
+        "points": {"xs": [0.0], "ys": [0.0], "point_indexes": [point_index],
+                   "trace_indexes": [0]}}
+
+
+def test_one_trace_with_per_point_colour_arrays():
+    view = make_projector().widget
+    assert len(view.figure.data) == 1
+    trace = view.figure.data[0]
+    assert trace.type == "scattergl"
+    assert len(trace.x) == len(trace.marker.color) == len(trace.hovertext) == 60
+    # Coloured by the last column, "group": three Okabe-Ito colours.
+    assert len(set(trace.marker.color)) == 3 and set(trace.marker.color) <= set(OKABE_ITO)
+    assert np.asarray(trace.x).dtype == np.float32
+
+
+def test_switching_to_3d_still_uses_one_trace():
+    view = make_projector().widget
+    view.dims.value = 3
+    assert [t.type for t in view.figure.data] == ["scatter3d"]
+    assert view.figure.layout.scene.zaxis.title.text.startswith("PC3")
+
+
+def test_search_highlights_matches_and_dims_the_rest():
+    view = make_projector().widget
+    view.search_box.value = "w1"                  # w1, w10..w19
+    trace = view.figure.data[0]
+    highlighted = [i for i, c in enumerate(trace.marker.color) if c != DIMMED]
+    assert highlighted == [1] + list(range(10, 20))
+    assert view.match_count.value.startswith("11 match(es)")
+    assert trace.mode == "markers+text" and trace.text[1] == "w1" and trace.text[0] == ""
+    view.regex.value = True
+    view.search_box.value = "^w1$"
+    assert [i for i, c in enumerate(trace.marker.color) if c != DIMMED] == [1]
+
+
+def test_bad_regex_is_reported_in_the_status_line():
+    view = make_projector().widget
+    view.regex.value = True
+    view.search_box.value = "w("
+    assert "invalid regular expression" in view.status.value
+
+
+def test_click_lists_the_nearest_neighbours_in_the_original_space():
+    projector = make_projector()
+    view = projector.widget
+    view.k.value = 5
+    click(view.figure, 7)
+    assert view.selected == 7
+    expected = projector.neighbours(7, k=5)
+    listed = view.neighbour_list.value
+    assert listed.count("<tr>") == 6          # header + 5 neighbours
+    positions = [listed.index(f">{name}<") for name, _ in expected]
+    assert positions == sorted(positions)
+    assert f"{expected[0][1]:.4f}" in listed
+    sizes = view.figure.data[0].marker.size
+    assert sizes[7] == max(sizes)
+    # Changing the metric recomputes the list.
+    view.metric.value = "euclidean"
+    assert "euclidean distance" in view.neighbour_list.value
+    assert projector.neighbours(7, k=5, metric="euclidean")[0][0] in view.neighbour_list.value
+
+
+def test_isolate_shows_only_the_selection_and_maps_clicks_back():
+    projector = make_projector()
+    view = projector.widget
+    view.k.value = 3
+    click(view.figure, 10)
+    view.isolate_button.click()
+    trace = view.figure.data[0]
+    assert len(trace.x) == 4
+    shown_rows = view._rows().tolist()
+    assert 10 in shown_rows
+    # A click on the isolated picture still names the right data row.
+    click(view.figure, shown_rows.index(10))
+    assert view.selected == 10
+    view.show_all_button.click()
+    assert len(view.figure.data[0].x) == 60
+
+
+def test_pca_components_and_variance_text():
+    view = make_projector().widget
+    view.components[0].value = 2
+    assert view.figure.layout.xaxis.title.text.startswith("PC3 (")
+    assert view.variance.value.startswith("variance explained: PC1 ")
+
+
+def test_tsne_in_the_background_updates_progress_and_figure():
+    projector = make_projector()
+    view = projector.widget
+    view.method.value = "t-SNE"
+    view.iterations.value = 50
+    before = np.array(view.figure.data[0].x)
+    view.run_tsne().join(timeout=60)
+    assert view.progress.value == view.progress.max == 300
+    assert projector.method == "t-SNE"
+    np.testing.assert_allclose(view.figure.data[0].x, projector.coordinates[:, 0])
+    assert not np.allclose(view.figure.data[0].x, before)
+
+
+def test_export_button_writes_the_coordinates(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    view = make_projector().widget
+    view.export_button.click()
+    lines = (tmp_path / "projection.tsv").read_text().splitlines()
+    assert lines[0] == "index\tx\ty\tword\tgroup" and len(lines) == 61
+    assert "projection.tsv" in view.status.value
+
+
+def test_sampling_notice_is_visible():
+    view = make_projector(num_points=200, max_points=50, stratify="group").widget
+    assert "Showing 50 of 200 points (stratified sample" in view.notice.value
+    assert len(view.figure.data[0].x) == 50
+
+
+def test_text_form_is_deterministic_for_saved_notebooks():
+    bundle = make_projector()._repr_mimebundle_()
+    assert re.fullmatch(r"Projector: 60 points x 8 dimensions\n"
+                        r"view: PCA 2-D, axes: PC1 \(\d+\.\d%\), PC2 \(\d+\.\d%\)\n"
+                        r"metadata: word, group \(labels: word\)", bundle["text/plain"])
+    assert make_projector()._repr_mimebundle_()["text/plain"] == bundle["text/plain"]
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+
+
+def test_refresh_moves_the_widget_points():
+    layer = type("Layer", (), {})()
+    layer.embeddings = np.random.default_rng(0).normal(size=(30, 4))
+    projector = Projector(layer)
+    view = projector.widget
+    layer.embeddings = layer.embeddings * 2
+    projector.refresh()
+    np.testing.assert_allclose(view.figure.data[0].x, projector.coordinates[:, 0])
+
+
+def test_images_appear_for_the_selected_point():
+    images = np.random.default_rng(0).random((60, 8, 8))
+    view = make_projector(images=images).widget
+    click(view.figure, 3)
+    assert view.selection.value.count("data:image/png;base64,") == 1
+    assert view.neighbour_list.value.count("data:image/png;base64,") == view.k.value
