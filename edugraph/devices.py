@@ -117,6 +117,8 @@ def _sim_unwrap(x):
 def _sim_wrap(x):
     if isinstance(x, np.ndarray):
         return SimArray(x)
+    if isinstance(x, np.generic):           # numpy gives scalars for 0-d maths; CuPy 0-d arrays
+        return SimArray(np.asarray(x))
     if isinstance(x, tuple):
         return tuple(_sim_wrap(i) for i in x)
     if isinstance(x, list):
