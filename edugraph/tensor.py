@@ -17,9 +17,9 @@ float_ = float32
 
 def as_dtype(dtype):
     """eg.float32, np.float32, 'float32', float, torch-style 'float' → a numpy dtype."""
-    if dtype is float or dtype == "float":
+    if dtype is float or (isinstance(dtype, str) and dtype == "float"):   # np.float64 == "float"
         return float32
-    if dtype is int or dtype == "int":
+    if dtype is int or (isinstance(dtype, str) and dtype == "int"):
         return int64
     return np.dtype(dtype)
 
