@@ -1,0 +1,231 @@
+"""GraphInspector: see a computation's graph, its values and its gradients, node by node.
+
+    >>> GraphInspector(loss)                                # an eager result
+    >>> GraphInspector(f, x=2.0, w=-1.0, b=3.0)             # a function of scalar inputs
+    >>> GraphInspector(loss, session=sess, feed_dict={...})  # a static graph
+
+The picture is ONE plotly FigureWidget whose traces (edges, active edges, arrows' labels, nodes,
+gate names, rings) are rewritten in place inside ``figure.batch_update()`` whenever something
+changes, so a saved notebook holds one plotly bundle and the browser gets one message per change.
+"""
+import html
+
+import ipywidgets as w
+import plotly.graph_objects as go
+
+import edugraph as eg
+from edugraph.view import GraphView, graph_view
+
+from .detail import node_detail
+from .scene import Scene
+
+LEGEND = ("<small>● op &nbsp; ■ input &nbsp; ◆ variable &nbsp; ▪ constant &nbsp; ▶ placeholder "
+          "&nbsp;|&nbsp; colour: <span style='color:rgb(33,102,172)'>■ positive</span> "
+          "<span style='color:rgb(178,24,43)'>■ negative</span>, stronger = larger "
+          "&nbsp;|&nbsp; border: device (grey CPU, green GPU, purple sim), "
+          "<span style='color:#D7191C'>red = warning</span></small>")
+
+
+class GraphInspector(w.VBox):
+    """The graph of ``target`` with values, gradients, a step-by-step walk and live inputs."""
+
+    def __init__(self, target, names=None, session=None, feed_dict=None, title=None,
+                 height=None, **inputs):
+        super().__init__()
+        self.view = _as_view(target, names, session, feed_dict, title, inputs)
+        self.selected = None
+        self.check = None
+        self._scene()
+        self.figure = go.FigureWidget(layout=self._layout(height))
+        self._add_traces()
+        self._build_controls()
+        self.view.listeners.append(lambda view: self._redraw())
+        self._redraw()
+
+    # ------------------------------------------------------------------ building
+    def _layout(self, height):
+        columns = max((x for x, _ in self.scene.position.values()), default=0) + 1
+        rows = 1 + max((-y for _, y in self.scene.position.values()), default=0) - \
+            min((-y for _, y in self.scene.position.values()), default=0)
+        axis = dict(visible=False, fixedrange=False)
+        return dict(height=height or int(min(720, max(300, 110 * rows + 120))),
+                    margin=dict(l=10, r=10, t=10, b=10), template="plotly_white",
+                    showlegend=False, hovermode="closest", dragmode="pan",
+                    xaxis=dict(axis, range=[-0.6, columns - 0.4]),
+                    yaxis=dict(axis, scaleanchor=None), clickmode="event",
+                    font=dict(size=12))
+
+    def _add_traces(self):
+        f = self.figure
+        f.add_scatter(mode="lines+markers", hoverinfo="skip", name="edges",
+                      line=dict(color="#B0B0B0", width=1.5),
+                      marker=dict(symbol="arrow", angleref="previous", color="#888"))
+        f.add_scatter(mode="lines", hoverinfo="skip", name="active edges",
+                      line=dict(color="#FF8C00", width=5))
+        f.add_scatter(mode="text", hoverinfo="skip", name="edge labels",
+                      textfont=dict(size=10, color="#555"))
+        f.add_scatter(mode="markers", hoverinfo="skip", name="rings",
+                      marker=dict(symbol="circle-open", size=46, line=dict(width=4)))
+        f.add_scatter(mode="markers+text", hoverinfo="text", name="nodes",
+                      textposition="bottom center", cliponaxis=False)
+        f.add_scatter(mode="text", hoverinfo="skip", name="gates", textposition="top center",
+                      textfont=dict(size=11, color="#6A3D9A"), cliponaxis=False)
+        f.data[4].on_click(self._on_click)
+
+    def _build_controls(self):
+        view = self.view
+        steps = len(view.steps())
+        self.play = w.Play(min=0, max=steps, value=steps, interval=900, description="play")
+        self.step = w.IntSlider(min=0, max=steps, value=steps, description="step",
+                                readout=False, continuous_update=True,
+                                layout=w.Layout(width="260px"))
+        w.jslink((self.play, "value"), (self.step, "value"))
+        self.back = w.Button(description="◀", tooltip="previous step",
+                             layout=w.Layout(width="40px"))
+        self.forward = w.Button(description="▶", tooltip="next step",
+                                layout=w.Layout(width="40px"))
+        self.back.on_click(lambda _: self._move(-1))
+        self.forward.on_click(lambda _: self._move(1))
+        self.caption = w.HTML()
+        self.colour_by = w.Dropdown(options=["gradient", "value", "device"], value="gradient",
+                                    description="colour", layout=w.Layout(width="190px"))
+        self.grad_check = w.Checkbox(value=False, description="gradient check", indent=False,
+                                     layout=w.Layout(width="140px"))
+        self.show_gradients = w.Checkbox(value=True, description="gradient nodes",
+                                         indent=False, layout=w.Layout(width="140px"))
+        self.collapse = w.SelectMultiple(options=view.scopes(), description="collapse",
+                                         rows=min(4, max(1, len(view.scopes()))))
+        self.sliders = [self._slider(n) for n in view.leaves
+                        if n.kind in ("input", "variable", "placeholder")
+                        and n.shape == () and n.dtype.startswith("float")]
+        self.detail = w.HTML(layout=w.Layout(width="380px", overflow="auto"))
+        self.status = w.HTML()
+        for control in (self.step, self.colour_by, self.grad_check, self.show_gradients):
+            control.observe(self._on_control, "value")
+        self.collapse.observe(self._on_structure, "value")
+        self.show_gradients.observe(self._on_structure, "value")
+
+        row = [self.play, self.back, self.step, self.forward, self.colour_by, self.grad_check]
+        if any(n.gradient_node for n in view.nodes):
+            row.append(self.show_gradients)
+        top = [w.HBox(row), self.caption]
+        if view.scopes():
+            top.append(self.collapse)
+        if self.sliders:
+            top.append(w.HBox(self.sliders, layout=w.Layout(flex_flow="row wrap")))
+        title = [w.HTML(f"<b>{html.escape(view.title)}</b>")] if view.title else []
+        self.children = title + top + [
+            w.HBox([self.figure, self.detail],
+                   layout=w.Layout(align_items="flex-start")),
+            w.HTML(LEGEND), self.status]
+
+    def _slider(self, node):
+        value = float(node.value)
+        span = max(2.0, 2 * abs(value))
+        slider = w.FloatSlider(value=value, min=value - span, max=value + span,
+                               step=span / 100, description=node.label,
+                               continuous_update=True, readout_format=".3g",
+                               layout=w.Layout(width="300px"))
+        slider.observe(lambda change: self._on_slider(node.id, change["new"]), "value")
+        return slider
+
+    # ------------------------------------------------------------------ reacting
+    def _scene(self):
+        show = getattr(self, "show_gradients", None)
+        self.scene = Scene(self.view, collapsed=getattr(self, "collapse", None) and
+                           self.collapse.value or (),
+                           show_gradient_nodes=show.value if show is not None else True)
+
+    def _move(self, delta):
+        self.step.value = min(self.step.max, max(0, self.step.value + delta))
+
+    def _on_control(self, change):
+        if change["owner"] is self.grad_check:
+            self.check = self.view.gradient_check() if change["new"] else None
+        self._redraw()
+
+    def _on_structure(self, _):
+        self._scene()
+        self._redraw()
+
+    def _on_slider(self, node_id, value):
+        try:
+            self.view.update({node_id: value})       # listeners redraw
+            self.status.value = ""
+        except (ValueError, ArithmeticError) as error:
+            self.status.value = f"<span style='color:#D7191C'>{html.escape(str(error))}</span>"
+
+    def _on_click(self, trace, points, state):
+        if points.point_inds:
+            self.select(self.scene.shown[points.point_inds[0]])
+
+    def select(self, shown):
+        """Show a node's detail (by id or label); a collapsed scope expands instead."""
+        if shown.startswith("scope:"):
+            self.collapse.value = tuple(s for s in self.collapse.value if s != shown[6:])
+            return
+        self.selected = self.view.node(shown).id
+        self._redraw()
+
+    # ------------------------------------------------------------------ drawing
+    def _redraw(self):
+        if self.check is not None:
+            self.check = self.view.gradient_check()      # values may have changed
+        step = self.step.value if self.step.value < self.step.max else None
+        frame = self.scene.frame(step=step, selected=self.selected,
+                                 colour_by=self.colour_by.value, check=self.check)
+        edges, active, labels, rings, nodes, gates = self.figure.data
+        with self.figure.batch_update():
+            edges.x, edges.y = frame["edge_x"], frame["edge_y"]
+            edges.marker.size = frame["arrow_size"]
+            active.x, active.y = frame["active_x"], frame["active_y"]
+            labels.x, labels.y, labels.text = frame["label_x"], frame["label_y"], \
+                frame["label_text"]
+            rings.x, rings.y = frame["ring_x"], frame["ring_y"]
+            rings.marker.line.color = frame["ring_colour"]
+            nodes.x, nodes.y, nodes.text = frame["node_x"], frame["node_y"], frame["node_text"]
+            nodes.hovertext = frame["hover"]
+            nodes.marker.update(symbol=frame["symbol"], size=frame["size"],
+                                color=frame["colour"],
+                                line=dict(color=frame["line_colour"],
+                                          width=frame["line_width"]))
+            gates.x, gates.y, gates.text = frame["node_x"], [y + 0.18 for y in
+                                                             frame["node_y"]], frame["gate_text"]
+            self.figure.layout.yaxis.range = _y_range(frame["node_y"])
+        self.caption.value = f"<b>{html.escape(frame['caption'])}</b>"
+        shown = self.selected or frame["active"] or self.view.output
+        if shown is not None and not shown.startswith("scope:"):
+            self.detail.value = node_detail(self.view, shown, self.check)
+
+    def __repr__(self):
+        """The table of nodes and gradients: what a notebook shows where widgets do not run."""
+        return self.view.to_text()
+
+
+def _y_range(ys):
+    if not ys:
+        return [-1, 1]
+    return [min(ys) - 0.75, max(ys) + 0.5]
+
+
+def _as_view(target, names, session, feed_dict, title, inputs):
+    """A GraphView from whatever the student has: a view, a tensor, a graph, a function."""
+    if isinstance(target, GraphView):
+        return target
+    if callable(target) and not isinstance(target, eg.Tensor) and \
+            not hasattr(target, "get_operations"):
+        if not inputs:
+            raise TypeError(f"GraphInspector({target.__name__}, ...) needs the inputs' starting "
+                            f"values as keywords, e.g. GraphInspector(f, x=2.0, w=-1.0).")
+        tensors = {k: eg.tensor(v, requires_grad=True) for k, v in inputs.items()}
+        result = target(**tensors)
+        return graph_view(result, names=tensors, title=title or _signature(target, inputs))
+    if inputs:
+        raise TypeError(f"Keyword inputs {sorted(inputs)} only apply to a function; for a "
+                        "tensor, name leaves with names={'w': w, ...}.")
+    return graph_view(target, names=names, session=session, feed_dict=feed_dict,
+                      title=title or "")
+
+
+def _signature(fn, inputs):
+    return f"{fn.__name__}({', '.join(inputs)})"
