@@ -22,7 +22,7 @@ def layered_layout(nodes, edges, sweeps=4):
 
     column = {}
     for n in nodes:
-        column[n] = 1 + max((column[i] for i in inputs[n]), default=-1)
+        column[n] = 1 + max((column.get(i, -1) for i in inputs[n]), default=-1)
     for n in reversed(nodes):           # leaves move right, next to their first consumer
         if not inputs[n] and outputs[n]:
             column[n] = min(column[o] for o in outputs[n]) - 1

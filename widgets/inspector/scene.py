@@ -4,6 +4,8 @@ A ``Scene`` is the view seen through the display choices (collapsed name scopes,
 nodes); ``Scene.frame`` turns one moment (a step of the walk, a selected node, a colour rule)
 into the arrays plotly draws. Nothing here touches a widget, so all of it is unit-tested.
 """
+import heapq
+
 from edugraph.view import shape_text, short
 
 from . import colours
@@ -29,13 +31,13 @@ class Scene:
             shown = self._group_of(n.scope) or n.id
             self.owner[n.id] = shown
             self.members.setdefault(shown, []).append(n.id)
-        self.shown = list(self.members)          # topological order of first members
         links = {}
         for e in view.edges:
             source, target = self.owner.get(e.source), self.owner.get(e.target)
             if source is not None and target is not None and source != target:
                 links.setdefault((source, target), []).append(e)
         self.links = [(s, t, edges) for (s, t), edges in links.items()]
+        self.shown = _topological(list(self.members), links)
         grid = layered_layout(self.shown, [(s, t) for s, t, _ in self.links])
         self.position = {k: (c * X_SPACING, -r * Y_SPACING) for k, (c, r) in grid.items()}
 
@@ -144,7 +146,7 @@ class Scene:
             lines[prefix + "x"] += [x0, xm, x1, None]
             lines[prefix + "y"] += [y0, ym, y1, None]
             if not lit:
-                lines["arrow_size"] += [0, 11, 0, 0]
+                lines["arrow_size"] += [0, 14, 0, 0]
             lines["label_x"].append((x0 + x1) / 2)
             lines["label_y"].append((y0 + y1) / 2)
             lines["label_text"].append(_edge_label(edges, carrying))
@@ -166,6 +168,29 @@ class Scene:
             return f"backward {index}/{total}: {n.label} receives ∇ {short(n.grad)}"
         return f"backward {index}/{total}: {n.label} ({n.gate or n.op}) sends ∇ " \
                f"{short(n.grad)} back to its inputs"
+
+
+def _topological(keys, links):
+    """``keys`` reordered so that every link goes forward (Kahn's algorithm; ties keep the
+    given order). Collapsing a scope can break the graph's own order; a cycle through a
+    collapsed scope keeps the given order for the nodes on it."""
+    waiting = {k: 0 for k in keys}
+    after = {k: [] for k in keys}
+    for source, target in links:
+        waiting[target] += 1
+        after[source].append(target)
+    rank = {k: i for i, k in enumerate(keys)}
+    ready = [(rank[k], k) for k in keys if waiting[k] == 0]
+    order = []
+    while ready:
+        _, k = heapq.heappop(ready)
+        order.append(k)
+        for t in after[k]:
+            waiting[t] -= 1
+            if waiting[t] == 0:
+                heapq.heappush(ready, (rank[t], t))
+    placed = set(order)
+    return order + [k for k in keys if k not in placed]
 
 
 def _edge_label(edges, carrying):

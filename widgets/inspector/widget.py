@@ -58,8 +58,8 @@ class GraphInspector(w.VBox):
     def _add_traces(self):
         f = self.figure
         f.add_scatter(mode="lines+markers", hoverinfo="skip", name="edges",
-                      line=dict(color="#B0B0B0", width=1.5),
-                      marker=dict(symbol="arrow", angleref="previous", color="#888"))
+                      line=dict(color="#A0A0A0", width=1.5),
+                      marker=dict(symbol="arrow", angleref="previous", color="#606060"))
         f.add_scatter(mode="lines", hoverinfo="skip", name="active edges",
                       line=dict(color="#FF8C00", width=5))
         f.add_scatter(mode="text", hoverinfo="skip", name="edge labels",
