@@ -10,8 +10,9 @@ from collections import Counter
 
 import numpy as np
 
-OKABE_ITO = ["#E69F00", "#56B4E9", "#009E73", "#F0E442",
-             "#0072B2", "#D55E00", "#CC79A7", "#000000"]
+# Yellow comes late: on a white background it is the hardest colour to see.
+OKABE_ITO = ["#E69F00", "#56B4E9", "#009E73", "#0072B2",
+             "#D55E00", "#CC79A7", "#F0E442", "#000000"]
 OTHER = "#BBBBBB"
 DIMMED = "#E3E3E3"
 # Viridis sampled at 0, 1/8, ..., 1; values in between are interpolated linearly.

@@ -19,7 +19,7 @@ from .colours import DIMMED, colour_points
 from .images import data_uri, png
 from .neighbours import METRICS, neighbours
 
-POINT_SIZE = {2: 6, 3: 3}
+POINT_SIZE = {2: 6, 3: 4}
 HIGHLIGHT_SIZE = {2: 10, 3: 6}
 SELECTED_SIZE = {2: 16, 3: 10}
 MAX_TEXT_LABELS = 100     # more labels than this on screen is only clutter
@@ -51,7 +51,9 @@ class ProjectorWidget(w.VBox):
         self._stop = threading.Event()
         self._worker = None
         self.figure = go.FigureWidget(layout=dict(
-            height=540, margin=dict(l=50, r=10, t=10, b=40), template="plotly_white",
+            # A fixed size: the widget box does not tell plotly how wide it may be.
+            width=600, height=520, margin=dict(l=50, r=10, t=10, b=40),
+            template="plotly_white",
             hovermode="closest", showlegend=False))
         self._build_controls()
         projector.listeners.append(self._on_view)
@@ -82,13 +84,16 @@ class ProjectorWidget(w.VBox):
         self.match_count = w.HTML()
         self.method_settings = w.VBox()
         self._build_method_settings()
+        narrow = w.Layout(width="280px")
         self.k = w.IntSlider(value=10, min=1, max=min(100, len(p.vectors) - 1),
-                             description="neighbours")
-        self.metric = w.Dropdown(options=METRICS, value="cosine", description="distance")
+                             description="neighbours", layout=narrow)
+        self.metric = w.Dropdown(options=METRICS, value="cosine", description="distance",
+                                 layout=narrow)
         self.isolate_button = w.Button(description="Isolate", tooltip="show only highlighted")
         self.show_all_button = w.Button(description="Show all")
         self.clear_button = w.Button(description="Clear selection")
-        self.export_button = w.Button(description="Export coordinates", icon="download")
+        self.export_button = w.Button(description="Export coordinates", icon="download",
+                                      layout=w.Layout(width="190px"))
         self.selection = w.HTML("<i>Click a point to list its nearest neighbours.</i>")
         self.neighbour_list = w.HTML()
         self.hover_image = w.Image(format="png", layout=w.Layout(width="84px"))
@@ -113,14 +118,14 @@ class ProjectorWidget(w.VBox):
         side = w.VBox([self.selection, self.k, self.metric, self.neighbour_list,
                        w.HBox([self.isolate_button, self.show_all_button]),
                        self.clear_button] + ([self.hover_image] if p.images is not None else []),
-                      layout=w.Layout(width="330px", overflow="auto", max_height="560px"))
+                      layout=w.Layout(width="300px", overflow="auto", max_height="560px"))
         self.children = [
             w.HBox([self.method, self.dims, self.spherize]),
             self.method_settings,
             w.HBox([self.colour_by, self.label_by]),
             w.HBox([self.search_box, self.regex, self.match_count]),
             self.legend, self.notice, self.status,
-            w.HBox([w.Box([self.figure], layout=w.Layout(flex="1 1 auto")), side]),
+            w.HBox([self.figure, side]),
             self.export_button,
         ]
 
@@ -368,7 +373,7 @@ class ProjectorWidget(w.VBox):
                  for rank, (r, d) in enumerate(zip(self.neighbour_rows, dists), start=1)]
         self.neighbour_list.value = (
             f"<table class='projector-neighbours'><tr><th>#</th><th>neighbour</th>"
-            f"<th>{self.metric.value} distance</th></tr>{''.join(lines)}</table>")
+            f"<th style='text-align:right'>{self.metric.value} distance</th></tr>{''.join(lines)}</table>")
         self._restyle()
 
     def _thumbnail(self, row):

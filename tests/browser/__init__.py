@@ -1,0 +1,1 @@
+"""Helpers that drive JupyterLab in a real browser (see harness.py)."""

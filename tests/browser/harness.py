@@ -1,0 +1,170 @@
+"""Drive a real JupyterLab in headless Chromium: widgets must render, not just import.
+
+    with lab_notebook(["from widgets.projector import Projector", "Projector(x)"]) as page:
+        page.wait_for_selector(".js-plotly-plot")
+        screenshot(page, "projector")
+
+``lab_notebook`` writes the cells into a notebook in a temporary folder, starts
+JupyterLab on a free localhost port, opens the notebook in Debian's Chromium via
+playwright, runs all cells and waits until every cell has finished. The repository
+root is on the kernel's PYTHONPATH, so cells import ``edugraph`` and ``widgets``.
+"""
+import contextlib
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+ARTIFACTS = REPO / "artifacts"
+CHROMIUM = "/usr/bin/chromium"
+# WebGL (plotly's scattergl and scatter3d) through SwiftShader, the CPU renderer.
+CHROMIUM_ARGS = ["--no-sandbox", "--use-angle=swiftshader", "--enable-unsafe-swiftshader",
+                 "--disable-background-networking", "--disable-component-update"]
+
+
+def missing():
+    """Why a browser test cannot run here, or None when it can."""
+    if not os.path.exists(CHROMIUM):
+        return f"Chromium not found at {CHROMIUM} (apt-get install chromium)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "the playwright package is not installed"
+    if shutil.which("jupyter-lab", path=str(Path(sys.executable).parent)) is None:
+        return "JupyterLab is not installed next to this Python"
+    return None
+
+
+@contextlib.contextmanager
+def lab_notebook(cells, *, timeout=180, viewport=(1400, 1000)):
+    """Yield a playwright ``page`` showing ``cells`` (code strings) after they all ran."""
+    from playwright.sync_api import sync_playwright
+    with tempfile.TemporaryDirectory(prefix="edugraph-lab-") as folder:
+        (Path(folder) / "test.ipynb").write_text(json.dumps(_notebook(cells)))
+        with _jupyter_lab(Path(folder)) as url, sync_playwright() as playwright:
+            yield from _open_and_run(playwright, url, len(cells), timeout, viewport)
+
+
+def _open_and_run(playwright, url, num_cells, timeout, viewport):
+    """Open the notebook in Chromium, run all cells, yield the page, close the browser."""
+    browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    try:
+        page = browser.new_page(viewport=dict(zip(("width", "height"), viewport)))
+        page.set_default_timeout(timeout * 1000)
+        page.goto(url.format(path="lab/tree/test.ipynb"))
+        page.wait_for_function("window.jupyterapp && document.querySelector("
+                               "'.jp-Notebook .jp-CodeCell')")
+        _wait_for_kernel(page)
+        page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        page.wait_for_function(_ALL_CELLS_RAN, arg=num_cells)
+        yield page
+    finally:
+        browser.close()
+
+
+def screenshot(page, name, selector=None):
+    """Save a PNG (of the page, or of one element) to ``artifacts/NAME.png``."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    target = page.locator(selector).first if selector else page
+    target.screenshot(path=str(path))
+    return path
+
+
+def cell_errors(page):
+    """Texts of error outputs (tracebacks, stderr) and widgets that failed to display."""
+    return page.evaluate("""() => [
+        ...document.querySelectorAll(
+            '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'),
+        ...[...document.querySelectorAll('.jp-OutputArea-output')].filter(
+            el => /Error displaying widget|Traceback/.test(el.textContent))
+    ].map(el => el.textContent)""")
+
+
+# A cell has run when its prompt shows a number, e.g. "[3]:" (not "[ ]:" or "[*]:").
+_ALL_CELLS_RAN = """(count) => {
+    const prompts = [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')];
+    return prompts.length === count &&
+        prompts.every(p => /\\[\\d+\\]/.test(p.textContent));
+}"""
+
+
+def _wait_for_kernel(page):
+    """Wait until the notebook's kernel has started and is idle."""
+    page.wait_for_function("""() => {
+        const panel = window.jupyterapp.shell.currentWidget;
+        const kernel = panel && panel.sessionContext && panel.sessionContext.session
+            && panel.sessionContext.session.kernel;
+        return kernel && kernel.status === 'idle';
+    }""")
+
+
+def _notebook(cells):
+    """A minimal nbformat-4 notebook with one code cell per string."""
+    return {
+        "cells": [{"cell_type": "code", "execution_count": None, "metadata": {},
+                   "outputs": [], "source": source} for source in cells],
+        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                    "language": "python"}},
+        "nbformat": 4, "nbformat_minor": 5,
+    }
+
+
+@contextlib.contextmanager
+def _jupyter_lab(folder, start_timeout=60):
+    """Run JupyterLab in ``folder``; yield its URL with a ``{path}`` placeholder."""
+    port, token = _free_port(), secrets.token_hex(16)
+    settings = folder / ".settings" / "@jupyterlab" / "apputils-extension"
+    settings.mkdir(parents=True)
+    # No "Would you like to get notified about news?" toast across the screenshot.
+    (settings / "notification.jupyterlab-settings").write_text('{"fetchNews": "false"}')
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+    log = open(folder / "jupyterlab.log", "w")    # a file: a full pipe would block the server
+    server = subprocess.Popen(
+        [sys.executable, "-m", "jupyterlab", "--allow-root", "--no-browser",
+         f"--ServerApp.token={token}", f"--ServerApp.port={port}", "--ServerApp.ip=127.0.0.1",
+         f"--ServerApp.root_dir={folder}", "--LabApp.expose_app_in_browser=True",
+         f"--LabApp.user_settings_dir={folder / '.settings'}",
+         f"--LabApp.workspaces_dir={folder / '.workspaces'}", "--LabApp.news_url=None"],
+        cwd=folder, env=env, stdout=subprocess.DEVNULL, stderr=log)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        _wait_until_up(f"{base}/api/status?token={token}", server, start_timeout, log.name)
+        yield f"{base}/{{path}}?token={token}"
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        log.close()
+
+
+def _wait_until_up(url, server, timeout, log_path):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError("JupyterLab exited early:\n" + Path(log_path).read_text())
+        try:
+            with urllib.request.urlopen(url, timeout=2):
+                return
+        except OSError:
+            time.sleep(0.5)
+    raise TimeoutError(f"JupyterLab did not answer {url} within {timeout} s")
+
+
+def _free_port():
+    """A localhost port nobody listens on (the OS picks it)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]

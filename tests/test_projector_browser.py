@@ -1,0 +1,51 @@
+"""The projector in a real JupyterLab: it renders, and a click lists neighbours."""
+import pytest
+
+from tests.browser.harness import cell_errors, lab_notebook, missing, screenshot
+
+pytestmark = [pytest.mark.browser,
+              pytest.mark.skipif(missing() is not None, reason=str(missing()))]
+
+SETUP = """\
+import numpy as np
+from widgets.projector import Projector
+
+rng = np.random.default_rng(0)
+centres = rng.normal(scale=4, size=(4, 16))
+vectors = np.repeat(centres, 30, axis=0) + rng.normal(size=(120, 16))
+words = [f"{kind}{i}" for kind in ("cat", "dog", "car", "bus") for i in range(30)]
+projector = Projector(vectors, {"word": words, "kind": [w[:3] for w in words]})"""
+
+# Where the rightmost point of the trace is on the page, in CSS pixels.
+RIGHTMOST_POINT = """() => {
+    const plot = document.querySelector('.js-plotly-plot');
+    const xs = plot.data[0].x, ys = plot.data[0].y;
+    const best = xs.indexOf(Math.max(...xs));
+    const layout = plot._fullLayout, box = plot.getBoundingClientRect();
+    return {index: best,
+            x: box.left + layout.xaxis._offset + layout.xaxis.l2p(xs[best]),
+            y: box.top + layout.yaxis._offset + layout.yaxis.l2p(ys[best])};
+}"""
+
+
+def test_projector_renders_and_a_click_lists_neighbours():
+    with lab_notebook([SETUP, "projector"], viewport=(1300, 1400)) as page:
+        page.wait_for_selector(".js-plotly-plot .main-svg", state="attached")
+        assert not cell_errors(page)
+        assert page.locator("text=Error displaying widget").count() == 0
+        point = page.evaluate(RIGHTMOST_POINT)
+        page.mouse.move(point["x"], point["y"])
+        page.wait_for_timeout(300)          # plotly clicks the point it is hovering
+        page.mouse.click(point["x"], point["y"])
+        table = page.wait_for_selector("table.projector-neighbours", timeout=20_000)
+        names = [cell.inner_text() for cell in
+                 table.query_selector_all("tr td:nth-child(2)")]
+        screenshot(page, "projector-browser", ".jp-CodeCell:nth-child(2) .jp-OutputArea")
+
+    namespace = {}
+    exec(SETUP, namespace)
+    projector = namespace["projector"]
+    expected = [name for name, _ in projector.neighbours(point["index"], k=10)]
+    assert names == expected
+    # All neighbours of a point in a tight cluster come from that cluster.
+    assert len({name[:3] for name in names} | {projector.label(point["index"])[:3]}) == 1
