@@ -15,7 +15,7 @@ from .. import context
 from ..context import state
 from ..devices import current_device, _scope
 from ..errors import DeviceError, GradientError, ShapeError
-from ..tensor import Tensor, constant_like
+from ..tensor import Tensor, constant_like, float32
 
 
 class Op:
@@ -103,6 +103,10 @@ def _as_tensors(args):
         if isinstance(a, Tensor):
             ref = a
             break
+    if ref is not None and ref.dtype.kind in "iub" and any(type(a) is float for a in args):
+        # int tensor with a Python float computes in float32 (PyTorch); numpy would give float64
+        args = [Tensor(a._value.astype(float32), a.device) if isinstance(a, Tensor) else a
+                for a in args]
     return tuple(a if isinstance(a, Tensor) else constant_like(a, ref) for a in args)
 
 
