@@ -1,0 +1,166 @@
+"""Elementwise maths: values against numpy, gradients against central differences (float64),
+over generated shapes including broadcasting, on every device."""
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+import edugraph as eg
+from tests.gradcheck import gradcheck
+from tests.strategies import (arrays, broadcastable_shapes, checks, distinct_arrays,
+                              positive_arrays, shapes)
+
+BINARY = {   # name: (edugraph function, numpy reference)
+    "add": (eg.add, np.add),
+    "subtract": (eg.subtract, np.subtract),
+    "multiply": (eg.multiply, np.multiply),
+    "maximum": (eg.maximum, np.maximum),
+    "minimum": (eg.minimum, np.minimum),
+}
+UNARY = {    # name: (edugraph function, numpy reference, strategy for the input)
+    "negative": (eg.negative, np.negative, arrays),
+    "square": (eg.square, np.square, arrays),
+    "exp": (eg.exp, np.exp, arrays),
+    "sqrt": (eg.sqrt, np.sqrt, positive_arrays),
+    "log": (eg.log, np.log, positive_arrays),
+    "abs": (eg.abs, np.abs, lambda s: arrays(s, avoid=(0,))),
+}
+
+
+def on(device, a, **kw):
+    return eg.tensor(a, device=device, **kw)
+
+
+@pytest.mark.parametrize("name", BINARY)
+@checks
+@given(data=st.data(), pair=broadcastable_shapes())
+def test_binary_broadcasting_values_and_gradients(device, name, data, pair):
+    fn, ref = BINARY[name]
+    x = data.draw(distinct_arrays(pair[0]) if name in ("maximum", "minimum") else arrays(pair[0]))
+    # maximum/minimum: keep the two inputs apart, so no element is a tie (no derivative there)
+    y = data.draw(arrays(pair[1])) + (0.125 if name in ("maximum", "minimum") else 0)
+    out = fn(on(device, x), on(device, y))
+    np.testing.assert_allclose(out.numpy(), ref(x, y), rtol=1e-12)
+    assert out.device.name == device
+    gradcheck(fn, x, y, device=device, name=name)
+
+
+@checks
+@given(data=st.data(), pair=broadcastable_shapes())
+def test_divide(device, data, pair):
+    x = data.draw(arrays(pair[0]))
+    y = data.draw(positive_arrays(pair[1])) * data.draw(st.sampled_from([-1.0, 1.0]))
+    np.testing.assert_allclose(eg.divide(on(device, x), on(device, y)).numpy(), x / y)
+    gradcheck(eg.divide, x, y, device=device, name="divide")
+
+
+@checks
+@given(data=st.data(), pair=broadcastable_shapes())
+def test_pow_gradient_in_base_and_exponent(device, data, pair):
+    x = data.draw(positive_arrays(pair[0]))
+    y = data.draw(arrays(pair[1]))
+    np.testing.assert_allclose(eg.pow(on(device, x), on(device, y)).numpy(), x ** y)
+    gradcheck(eg.pow, x, y, device=device, name="pow")
+
+
+@pytest.mark.parametrize("exponent", [2, 3, 0.5, -1.0])
+def test_pow_by_number(device, exponent):
+    x = np.array([0.5, 1.5, 2.0])
+    np.testing.assert_allclose((on(device, x) ** exponent).numpy(), x ** exponent, rtol=1e-6)
+    gradcheck(lambda t: t ** exponent, x, device=device, name=f"pow {exponent}")
+
+
+@pytest.mark.parametrize("name", UNARY)
+@checks
+@given(data=st.data(), shape=shapes())
+def test_unary_values_and_gradients(device, name, data, shape):
+    fn, ref, values = UNARY[name]
+    x = data.draw(values(shape))
+    np.testing.assert_allclose(fn(on(device, x)).numpy(), ref(x), rtol=1e-12)
+    gradcheck(fn, x, device=device, name=name)
+
+
+def test_operators_match_functions(device):
+    x, y = np.array([[1.0, -2.0], [3.0, 4.0]]), np.array([0.5, -1.5])
+    a, b = on(device, x), on(device, y)
+    for got, want in [(a + b, x + y), (a - b, x - y), (a * b, x * y), (a / b, x / y),
+                      (-a, -x), (a ** 2, x ** 2), (2 - a, 2 - x), (1 / b, 1 / y),
+                      (2 ** b, 2 ** y), (abs(a), np.abs(x)), (a @ b, x @ y)]:
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
+    for got, want in [(a < b, x < y), (a <= b, x <= y), (a > b, x > y), (a >= b, x >= y),
+                      (a == b, x == y), (a != b, x != y)]:
+        assert got.dtype == np.bool_
+        np.testing.assert_array_equal(got.numpy(), want)
+
+
+def test_python_numbers_keep_the_tensor_dtype(device):
+    x = on(device, [1.0, 2.0])
+    assert (x * 2).dtype == eg.float32 and (2.5 + x).dtype == eg.float32
+    assert (on(device, [1, 2]) * 2).dtype == eg.int64
+    assert (on(device, [1, 2]) * 0.5).dtype == eg.float32
+
+
+def test_maximum_ties_go_to_the_first_input(device):
+    """TF's rule for elementwise maximum/minimum: on a tie the first input gets the gradient."""
+    x = on(device, [1.0, 2.0, 3.0], requires_grad=True)
+    y = on(device, [1.0, 5.0, 3.0], requires_grad=True)
+    eg.maximum(x, y).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [1, 0, 1])
+    np.testing.assert_array_equal(y.grad.numpy(), [0, 1, 0])
+    x.grad = y.grad = None
+    eg.minimum(x, y).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [1, 1, 1])
+    np.testing.assert_array_equal(y.grad.numpy(), [0, 0, 0])
+
+
+@checks
+@given(data=st.data(), triple=broadcastable_shapes(num_shapes=3))
+def test_where(device, data, triple):
+    condition = data.draw(arrays(triple[0])) > 0
+    x, y = data.draw(arrays(triple[1])), data.draw(arrays(triple[2]))
+    got = eg.where(on(device, condition), on(device, x), on(device, y))
+    np.testing.assert_array_equal(got.numpy(), np.where(condition, x, y))
+    gradcheck(lambda a, b: eg.where(on(device, condition), a, b), x, y,
+              device=device, name="where")
+
+
+@checks
+@given(data=st.data(), shape=shapes())
+def test_clip(device, data, shape):
+    x = data.draw(arrays(shape, avoid=(-1, 1)))      # the gradient jumps at the bounds
+    np.testing.assert_allclose(eg.clip(on(device, x), -1, 1).numpy(), np.clip(x, -1, 1))
+    grads = gradcheck(lambda t: eg.clip(t, -1.0, 1.0), x, device=device, name="clip")
+    np.testing.assert_array_equal(grads[0] != 0, np.abs(x) < 1)
+
+
+def test_clip_one_sided(device):
+    x = on(device, [-2.0, 0.5, 3.0], requires_grad=True)
+    eg.clip(x, min=0).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0, 1, 1])
+    np.testing.assert_array_equal(x.clamp(max=1).numpy(), [-2, 0.5, 1])
+
+
+def test_cast(device):
+    x = on(device, [1.7, -2.2], requires_grad=True)
+    y = eg.cast(x, eg.float64)
+    assert y.dtype == eg.float64 and y.device.name == device
+    (y * 3).sum().backward()
+    assert x.grad.dtype == eg.float32
+    np.testing.assert_array_equal(x.grad.numpy(), [3, 3])
+    as_int = eg.cast(x, eg.int32)
+    assert as_int.dtype == eg.int32 and not as_int.requires_grad
+    np.testing.assert_array_equal(as_int.numpy(), [1, -2])
+    assert x.to(eg.float64).dtype == eg.float64 and x.double().dtype == eg.float64
+    assert x.long().dtype == eg.int64 and eg.cast(x, "float").dtype == eg.float32
+
+
+def test_comparisons_produce_no_gradient(device):
+    x = on(device, [1.0, 2.0, 3.0], requires_grad=True)
+    for compare in (eg.less, eg.less_equal, eg.greater, eg.greater_equal, eg.equal,
+                    eg.not_equal):
+        mask = compare(x, 2.0)
+        assert mask.dtype == np.bool_ and not mask.requires_grad and mask.grad_fn is None
+    # a mask used as a factor stops the gradient of the comparison, not of x
+    (x * eg.cast(x > 1.5, eg.float32)).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0, 1, 1])
+    assert not eg.sign(x).requires_grad
+    np.testing.assert_array_equal(eg.logical_not(x > 1.5).numpy(), [True, False, False])
