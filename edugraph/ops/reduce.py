@@ -69,7 +69,10 @@ class LogSumExp(Reduction):
             [n for i, n in enumerate(x.shape) if i not in reduction_axes(self.axis, x.ndim)])
 
     def backward(self, grad, out, x):
-        return (self._spread(grad, x) * exp(x - self._spread(out, x)),)   # grad · softmax(x)
+        # grad · softmax(x), shifted by the max: exp(x - out) loses digits when out is rounded
+        # (float32 keeps 3 decimals at 1e4)
+        e = exp(x - reduce_max(x, self.axis, keepdims=True))
+        return (self._spread(grad, x) * e / reduce_sum(e, self.axis, keepdims=True),)
 
 
 class ArgReduction(Op):
