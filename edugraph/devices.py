@@ -134,6 +134,8 @@ class _SimModule:
 
     def __getattr__(self, name):
         attr = getattr(np, name)
+        if isinstance(attr, np.ufunc):
+            return _SimUfunc(attr)
         if callable(attr) and not isinstance(attr, type):
             return lambda *a, **k: _sim_wrap(attr(*_sim_unwrap(a), **_sim_unwrap(k)))
         return attr
@@ -151,6 +153,22 @@ class _SimModule:
     @staticmethod
     def get_array_module(*_):
         return sim_xp
+
+
+class _SimUfunc:
+    """A numpy ufunc on sim:0 arrays, with its methods (``xp.add.at``...) as CuPy's ufuncs have."""
+
+    def __init__(self, ufunc):
+        self._ufunc = ufunc
+
+    def __call__(self, *args, **kwargs):
+        return _sim_wrap(self._ufunc(*_sim_unwrap(args), **_sim_unwrap(kwargs)))
+
+    def __getattr__(self, name):
+        attr = getattr(self._ufunc, name)
+        if callable(attr):
+            return lambda *a, **k: _sim_wrap(attr(*_sim_unwrap(a), **_sim_unwrap(k)))
+        return attr
 
 
 class _SimRandom:
