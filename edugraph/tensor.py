@@ -262,7 +262,7 @@ class Tensor:
     def all(self, dim=None): return _ops.reduce.reduce_all(self, dim)
 
     def reshape(self, *shape):
-        return _ops.shape.reshape(self, shape[0] if len(shape) == 1 else shape)
+        return _ops.shape.reshape(self, _sizes(shape))
 
     view = reshape
 
@@ -273,14 +273,19 @@ class Tensor:
         return _ops.shape.transpose(self, perm)
 
     def permute(self, *dims):
-        return _ops.shape.transpose(self, dims[0] if len(dims) == 1 else dims)
+        return _ops.shape.transpose(self, _sizes(dims))
 
     def expand(self, *shape):
-        return _ops.shape.broadcast_to(self, shape[0] if len(shape) == 1 else shape)
+        return _ops.shape.broadcast_to(self, _sizes(shape))
 
     def unsqueeze(self, dim): return _ops.shape.expand_dims(self, dim)
     def squeeze(self, dim=None): return _ops.shape.squeeze(self, dim)
     def flatten(self): return _ops.shape.reshape(self, (-1,))
+
+
+def _sizes(args):
+    """``t.reshape(2, 3)``, ``t.reshape((2, 3))`` and ``t.reshape(6)`` all work, as in PyTorch."""
+    return args[0] if len(args) == 1 and np.ndim(args[0]) == 1 else args
 
 
 def _pick(torch_style, tf_style):
