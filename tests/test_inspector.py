@@ -77,6 +77,11 @@ def test_full_frame_shows_values_gradients_gates_and_edge_shapes():
     assert "distributes" in gates[view.node("add").id]
     assert all(t.startswith("scalar") for t in frame["label_text"])
     assert "∇ 4" in " ".join(frame["label_text"])           # the edge back to w carries 4
+    # arrowheads point from input to op: rightwards, and turned clockwise when going down
+    scene = Scene(view)
+    for (s, t, _), angle in zip(scene.links, frame["arrow_angle"]):
+        (x0, y0), (x1, y1) = scene.position[s], scene.position[t]
+        assert np.cos(np.radians(angle)) > 0 and np.sign(angle) == np.sign(y0 - y1)
     # colours: w's gradient 4 is the largest (deep blue), x's -2 is red
     colours = dict(zip(frame["ids"], frame["colour"]))
     assert colours[view.node("w").id] == diverging(1.0)
@@ -91,7 +96,7 @@ def test_step_frames_highlight_the_active_node_and_edges():
     frame = scene.frame(step=mul_forward)
     assert frame["active"] == view.node("mul").id
     assert frame["caption"] == "forward 3/6: mul(w, x) = -2"
-    assert len(frame["active_x"]) == 2 * 4                  # its two input edges lit
+    assert len(frame["active_x"]) == 2 * 3                  # its two input edges lit
     texts = dict(zip(frame["ids"], frame["node_text"]))
     assert "∇" not in "".join(frame["node_text"])           # no gradient yet going forward
     assert "= 1" not in texts[view.node("square").id]       # square not computed yet
@@ -177,7 +182,7 @@ def test_detail_heatmap_and_statistics_for_a_matrix():
 def test_widget_draws_one_figure_and_updates_it_in_place():
     inspector = GraphInspector(f, x=2.0, w=-1.0, b=3.0)
     figure = inspector.figure
-    nodes = figure.data[4]
+    nodes = inspector.nodes
     assert len(nodes.x) == 6 and [s.description for s in inspector.sliders] == ["w", "x", "b"]
     inspector.sliders[0].value = 0.5                 # w: s = 0.5·2 + 3 = 4, f = 16
     assert inspector.figure is figure
@@ -192,7 +197,7 @@ def test_widget_click_selects_and_steps_move():
 
     class Points:
         point_inds = [index]
-    inspector._on_click(inspector.figure.data[4], Points(), None)
+    inspector._on_click(inspector.nodes, Points(), None)
     assert "<h4" in inspector.detail.value and "add" in inspector.detail.value
     inspector.step.value = 0
     assert inspector.caption.value.startswith("<b>forward 1/6")
@@ -212,5 +217,5 @@ def test_widget_repr_is_the_text_table_and_bad_calls_explain():
 
 def test_widget_of_a_bigger_net_collapses_nothing_and_builds():
     inspector = GraphInspector(chain_graph(layers=4))
-    assert len(inspector.figure.data[4].x) == len(inspector.view.nodes)
+    assert len(inspector.nodes.x) == len(inspector.view.nodes)
     assert inspector.sliders == []

@@ -40,5 +40,9 @@ def test_inspector_renders_and_a_click_shows_the_node():
                                ".textContent.startsWith('mul')", timeout=20_000)
         text = detail.inner_text()
         screenshot(page, "inspector-browser")
+        for _ in range(3):                  # from the end back to "mul sends ∇ to w and x"
+            page.get_by_role("button", name="◀").click()
+        page.wait_for_selector("text=backward 4/6: mul (switches)", timeout=20_000)
+        screenshot(page, "inspector-browser-backward-step")
     # mul switches: w receives upstream 2 × x (2) = 4, x receives 2 × w (-1) = -2
     assert "2 × 2 = 4" in text and "2 × -1 = -2" in text

@@ -5,6 +5,7 @@ nodes); ``Scene.frame`` turns one moment (a step of the walk, a selected node, a
 into the arrays plotly draws. Nothing here touches a widget, so all of it is unit-tested.
 """
 import heapq
+import math
 
 from edugraph.view import shape_text, short
 
@@ -55,10 +56,11 @@ class Scene:
         return "scope" if self.is_group(shown) else self.view.node(shown).kind
 
     # ------------------------------------------------------------------ one moment
-    def frame(self, step=None, selected=None, colour_by="gradient", check=None):
+    def frame(self, step=None, selected=None, colour_by="gradient", check=None, aspect=1.0):
         """Arrays for every trace at ``step`` (an index into ``view.steps()``; None: the whole
         result), with ``selected`` (a shown id) ringed and ``check`` (a gradient check report)
-        marked on the leaves."""
+        marked on the leaves. ``aspect`` is the screen's pixels per y unit over pixels per x
+        unit (so arrowheads point along their edges as drawn)."""
         view = self.view
         walk = view.steps()
         if step is None or step >= len(walk):
@@ -124,7 +126,7 @@ class Scene:
         else:
             out["colour"] = colours.signed_colours(numbers)
 
-        out.update(self._edges(active_edges, carrying))
+        out.update(self._edges(active_edges, carrying, aspect))
         rings = [(s, colours.SELECTED) for s in [selected] if s in self.position]
         if active is not None and active in self.owner:
             rings.append((self.owner[active], colours.ACTIVE))
@@ -134,19 +136,21 @@ class Scene:
         out["active"] = None if active is None else self.owner.get(active)
         return out
 
-    def _edges(self, active_edges, carrying):
+    def _edges(self, active_edges, carrying, aspect):
         """Lines with an arrowhead 3/4 along, a label at the middle, the active ones apart."""
-        lines = {"edge_x": [], "edge_y": [], "arrow_size": [], "active_x": [], "active_y": [],
-                 "label_x": [], "label_y": [], "label_text": []}
+        lines = {"edge_x": [], "edge_y": [], "active_x": [], "active_y": [], "arrow_x": [],
+                 "arrow_y": [], "arrow_angle": [], "label_x": [], "label_y": [],
+                 "label_text": []}
         for source, target, edges in self.links:
             (x0, y0), (x1, y1) = self.position[source], self.position[target]
-            xm, ym = x0 + 0.75 * (x1 - x0), y0 + 0.75 * (y1 - y0)
             lit = any(e.id in active_edges for e in edges)
             prefix = "active_" if lit else "edge_"
-            lines[prefix + "x"] += [x0, xm, x1, None]
-            lines[prefix + "y"] += [y0, ym, y1, None]
-            if not lit:
-                lines["arrow_size"] += [0, 14, 0, 0]
+            lines[prefix + "x"] += [x0, x1, None]
+            lines[prefix + "y"] += [y0, y1, None]
+            lines["arrow_x"].append(x0 + 0.75 * (x1 - x0))
+            lines["arrow_y"].append(y0 + 0.75 * (y1 - y0))
+            # plotly turns markers clockwise, in screen pixels (y grows downwards there)
+            lines["arrow_angle"].append(math.degrees(math.atan2(-(y1 - y0) * aspect, x1 - x0)))
             lines["label_x"].append((x0 + x1) / 2)
             lines["label_y"].append((y0 + y1) / 2)
             lines["label_text"].append(_edge_label(edges, carrying))

@@ -44,33 +44,30 @@ class GraphInspector(w.VBox):
 
     # ------------------------------------------------------------------ building
     def _layout(self, height):
-        columns = max((x for x, _ in self.scene.position.values()), default=0) + 1
-        rows = 1 + max((-y for _, y in self.scene.position.values()), default=0) - \
-            min((-y for _, y in self.scene.position.values()), default=0)
-        axis = dict(visible=False, fixedrange=False)
+        ys = [y for _, y in self.scene.position.values()] or [0]
+        rows = 1 + max(ys) - min(ys)
+        axis = dict(visible=False)
         return dict(height=height or int(min(720, max(300, 110 * rows + 120))),
-                    margin=dict(l=10, r=10, t=10, b=10), template="plotly_white",
+                    width=660, margin=dict(l=10, r=10, t=10, b=10), template="plotly_white",
                     showlegend=False, hovermode="closest", dragmode="pan",
-                    xaxis=dict(axis, range=[-0.6, columns - 0.4]),
-                    yaxis=dict(axis, scaleanchor=None), clickmode="event",
-                    font=dict(size=12))
+                    xaxis=axis, yaxis=axis, clickmode="event", font=dict(size=12))
 
     def _add_traces(self):
         f = self.figure
-        f.add_scatter(mode="lines+markers", hoverinfo="skip", name="edges",
-                      line=dict(color="#A0A0A0", width=1.5),
-                      marker=dict(symbol="arrow", angleref="previous", color="#606060"))
+        f.add_scatter(mode="lines", hoverinfo="skip", name="edges",
+                      line=dict(color="#A0A0A0", width=1.5))
         f.add_scatter(mode="lines", hoverinfo="skip", name="active edges",
                       line=dict(color="#FF8C00", width=5))
+        f.add_scatter(mode="markers", hoverinfo="skip", name="arrows")
         f.add_scatter(mode="text", hoverinfo="skip", name="edge labels",
                       textfont=dict(size=10, color="#555"))
-        f.add_scatter(mode="markers", hoverinfo="skip", name="rings",
-                      marker=dict(symbol="circle-open", size=46, line=dict(width=4)))
+        f.add_scatter(mode="markers", hoverinfo="skip", name="rings")
         f.add_scatter(mode="markers+text", hoverinfo="text", name="nodes",
                       textposition="bottom center", cliponaxis=False)
         f.add_scatter(mode="text", hoverinfo="skip", name="gates", textposition="top center",
                       textfont=dict(size=11, color="#6A3D9A"), cliponaxis=False)
-        f.data[4].on_click(self._on_click)
+        self.nodes = f.data[5]
+        self.nodes.on_click(self._on_click)
 
     def _build_controls(self):
         view = self.view
@@ -172,17 +169,23 @@ class GraphInspector(w.VBox):
         if self.check is not None:
             self.check = self.view.gradient_check()      # values may have changed
         step = self.step.value if self.step.value < self.step.max else None
+        x_range, y_range = self._ranges()
         frame = self.scene.frame(step=step, selected=self.selected,
-                                 colour_by=self.colour_by.value, check=self.check)
-        edges, active, labels, rings, nodes, gates = self.figure.data
+                                 colour_by=self.colour_by.value, check=self.check,
+                                 aspect=self._aspect(x_range, y_range))
+        edges, active, arrows, labels, rings, nodes, gates = self.figure.data
         with self.figure.batch_update():
             edges.x, edges.y = frame["edge_x"], frame["edge_y"]
-            edges.marker.size = frame["arrow_size"]
             active.x, active.y = frame["active_x"], frame["active_y"]
+            arrows.x, arrows.y = frame["arrow_x"], frame["arrow_y"]
+            # every marker property at once: the browser replaces the whole marker object
+            arrows.marker = dict(symbol="triangle-right", size=11, angle=frame["arrow_angle"],
+                                 color=["#606060"] * len(frame["arrow_angle"]))
             labels.x, labels.y, labels.text = frame["label_x"], frame["label_y"], \
                 frame["label_text"]
             rings.x, rings.y = frame["ring_x"], frame["ring_y"]
-            rings.marker.line.color = frame["ring_colour"]
+            rings.marker = dict(symbol="circle-open", size=46, line=dict(width=4),
+                                color=frame["ring_colour"])   # open markers draw in .color
             nodes.x, nodes.y, nodes.text = frame["node_x"], frame["node_y"], frame["node_text"]
             nodes.hovertext = frame["hover"]
             nodes.marker.update(symbol=frame["symbol"], size=frame["size"],
@@ -191,21 +194,25 @@ class GraphInspector(w.VBox):
                                           width=frame["line_width"]))
             gates.x, gates.y, gates.text = frame["node_x"], [y + 0.18 for y in
                                                              frame["node_y"]], frame["gate_text"]
-            self.figure.layout.yaxis.range = _y_range(frame["node_y"])
+            self.figure.layout.xaxis.range, self.figure.layout.yaxis.range = x_range, y_range
         self.caption.value = f"<b>{html.escape(frame['caption'])}</b>"
         shown = self.selected or frame["active"] or self.view.output
         if shown is not None and not shown.startswith("scope:"):
             self.detail.value = node_detail(self.view, shown, self.check)
 
+    def _ranges(self):
+        xs = [x for x, _ in self.scene.position.values()] or [0]
+        ys = [y for _, y in self.scene.position.values()] or [0]
+        return [min(xs) - 0.6, max(xs) + 0.6], [min(ys) - 0.75, max(ys) + 0.5]
+
+    def _aspect(self, x_range, y_range):
+        """Screen pixels per y unit over pixels per x unit (the plot is 640 px wide inside its margins)."""
+        return (self.figure.layout.height - 20) / (y_range[1] - y_range[0]) / \
+            (640 / (x_range[1] - x_range[0]))
+
     def __repr__(self):
         """The table of nodes and gradients: what a notebook shows where widgets do not run."""
         return self.view.to_text()
-
-
-def _y_range(ys):
-    if not ys:
-        return [-1, 1]
-    return [min(ys) - 0.75, max(ys) + 0.5]
 
 
 def _as_view(target, names, session, feed_dict, title, inputs):
