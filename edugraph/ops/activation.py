@@ -1,5 +1,6 @@
 """Activation functions and dropout: the non-linearities between layers."""
 from .base import Op, apply
+from ..devices import device
 from .math import cast, exp, multiply
 from .random import random_uniform
 from .reduce import reduce_sum
@@ -117,5 +118,6 @@ def dropout(x, rate=0.5, training=True, seed=None):
     if not training or rate == 0:
         return x
     keep = 1 - rate
-    mask = cast(random_uniform(x.shape, dtype=x.dtype, seed=seed) < keep, x.dtype) / keep
+    with device(x.device):                  # the mask is drawn where x lives
+        mask = cast(random_uniform(x.shape, dtype=x.dtype, seed=seed) < keep, x.dtype) / keep
     return multiply(x, mask)
