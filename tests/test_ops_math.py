@@ -164,3 +164,26 @@ def test_comparisons_produce_no_gradient(device):
     np.testing.assert_array_equal(x.grad.numpy(), [0, 1, 1])
     assert not eg.sign(x).requires_grad
     np.testing.assert_array_equal(eg.logical_not(x > 1.5).numpy(), [True, False, False])
+
+
+# ----------------------------------------------------------------------------- matmul
+@checks
+@given(data=st.data(), batch=broadcastable_shapes(max_dims=2, max_side=3),
+       n=st.integers(1, 3), k=st.integers(1, 3), m=st.integers(1, 3))
+def test_batched_matmul_broadcasts_batch_dims(device, data, batch, n, k, m):
+    a = data.draw(arrays(batch[0] + (n, k)))
+    b = data.draw(arrays(batch[1] + (k, m)))
+    np.testing.assert_allclose(eg.matmul(on(device, a), on(device, b)).numpy(), a @ b,
+                               rtol=1e-12, atol=1e-12)
+    gradcheck(eg.matmul, a, b, device=device, name="matmul")
+
+
+@pytest.mark.parametrize("shapes_ab", [((3,), (3,)), ((3,), (3, 2)), ((2, 3), (3,)),
+                                       ((4, 2, 3), (3,)), ((3,), (4, 3, 2))], ids=str)
+def test_matmul_with_vectors(device, shapes_ab):
+    rng = np.random.default_rng(0)
+    a, b = (rng.normal(size=s) for s in shapes_ab)
+    got = eg.matmul(on(device, a), on(device, b))
+    assert got.shape == np.matmul(a, b).shape
+    np.testing.assert_allclose(got.numpy(), a @ b, rtol=1e-12)
+    gradcheck(eg.matmul, a, b, device=device, name="matmul")

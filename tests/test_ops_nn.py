@@ -1,0 +1,130 @@
+"""Activations, the softmax family and dropout: values, gradients, stability, randomness."""
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+import edugraph as eg
+from tests.gradcheck import gradcheck
+from tests.strategies import arrays, checks, shapes
+
+
+def on(device, a, **kw):
+    return eg.tensor(a, device=device, **kw)
+
+
+def np_softmax(x, axis):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+ACTIVATIONS = {   # name: (edugraph function, numpy reference, kinks to keep away from)
+    "relu": (eg.nn.relu, lambda x: np.maximum(x, 0), (0,)),
+    "leaky_relu": (eg.nn.leaky_relu, lambda x: np.where(x > 0, x, 0.2 * x), (0,)),
+    "sigmoid": (eg.nn.sigmoid, lambda x: 1 / (1 + np.exp(-x)), ()),
+    "tanh": (eg.nn.tanh, np.tanh, ()),
+}
+
+
+@pytest.mark.parametrize("name", ACTIVATIONS)
+@checks
+@given(data=st.data(), shape=shapes())
+def test_activations(device, name, data, shape):
+    fn, ref, kinks = ACTIVATIONS[name]
+    x = data.draw(arrays(shape, -4, 4, avoid=kinks))
+    np.testing.assert_allclose(fn(on(device, x)).numpy(), ref(x), rtol=1e-12)
+    gradcheck(fn, x, device=device, name=name)
+
+
+def test_activation_spellings(device):
+    x = on(device, [-1.0, 2.0])
+    for fn in (eg.relu, eg.sigmoid, eg.tanh, eg.leaky_relu, eg.nn.leaky_relu):
+        assert fn(x).shape == (2,)
+    np.testing.assert_array_equal(x.relu().numpy(), [0, 2])
+    np.testing.assert_allclose(eg.nn.leaky_relu(x, alpha=0.01).numpy(), [-0.01, 2])
+    np.testing.assert_allclose(x.sigmoid().numpy(), eg.sigmoid(x).numpy())
+    np.testing.assert_allclose(x.tanh().numpy(), np.tanh([-1.0, 2.0]), rtol=1e-6)
+
+
+def test_relu_gradient_at_zero_is_zero(device):
+    """As in TF and PyTorch: relu'(0) = 0."""
+    x = on(device, [-1.0, 0.0, 2.0], requires_grad=True)
+    eg.nn.relu(x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0, 0, 1])
+
+
+def test_sigmoid_and_tanh_saturate_without_overflow(device):
+    x = on(device, [-1e4, -50.0, 0.0, 50.0, 1e4], requires_grad=True)
+    with np.errstate(over="raise"):
+        s = eg.nn.sigmoid(x)
+    np.testing.assert_allclose(s.numpy(), [0, 1 / (1 + np.exp(50.0)), 0.5, 1, 1], atol=1e-30)
+    s.sum().backward()
+    assert np.isfinite(x.grad.numpy()).all() and x.grad.numpy()[0] == 0
+    np.testing.assert_array_equal(eg.nn.tanh(x).numpy(), [-1, -1, 0, 1, 1])
+
+
+@pytest.mark.parametrize("op, ref", [(eg.nn.softmax, np_softmax),
+                                     (eg.nn.log_softmax,
+                                      lambda x, axis: np.log(np_softmax(x, axis)))])
+@checks
+@given(data=st.data(), shape=shapes(min_dims=1))
+def test_softmax_family(device, op, ref, data, shape):
+    x = data.draw(arrays(shape, -3, 3))
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1))
+    got = op(on(device, x), axis)
+    np.testing.assert_allclose(got.numpy(), ref(x, axis), rtol=1e-10, atol=1e-12)
+    gradcheck(lambda t: op(t, axis), x, device=device, name=f"{op.__name__} axis={axis}")
+
+
+def test_softmax_rows_sum_to_one_and_methods(device):
+    x = on(device, np.arange(6.0).reshape(2, 3))
+    np.testing.assert_allclose(x.softmax(dim=0).numpy().sum(0), [1, 1, 1], rtol=1e-6)
+    np.testing.assert_allclose(x.log_softmax().numpy(), eg.nn.log_softmax(x).numpy())
+
+
+@pytest.mark.parametrize("dtype", [eg.float32, eg.float64])
+def test_softmax_family_is_stable_for_huge_inputs(device, dtype):
+    x = on(device, [[1e4, 1e4 - 1.0, -1e4], [-1e4, -1e4, -1e4]], dtype=dtype,
+           requires_grad=True)
+    e = np.exp(-1.0)
+    p = eg.nn.softmax(x)
+    np.testing.assert_allclose(p.numpy(), [[1 / (1 + e), e / (1 + e), 0], [1 / 3] * 3],
+                               rtol=1e-6)
+    logp = eg.nn.log_softmax(x)
+    np.testing.assert_allclose(logp.numpy()[0, :2], [-np.log1p(e), -1 - np.log1p(e)],
+                               rtol=1e-6)
+    assert logp.numpy()[0, 2] < -1e4 and np.isfinite(logp.numpy()).all()
+    (logp[:, 0].sum() + (p * p).sum()).backward()
+    assert np.isfinite(x.grad.numpy()).all()
+
+
+def test_dropout_is_seeded_and_reproducible(device):
+    x = on(device, np.ones((50, 40)))
+    a = eg.nn.dropout(x, rate=0.3, seed=7).numpy()
+    b = eg.nn.dropout(x, rate=0.3, seed=7).numpy()
+    np.testing.assert_array_equal(a, b)
+    eg.random.set_seed(3)
+    c = eg.nn.dropout(x, rate=0.3).numpy()
+    eg.random.set_seed(3)
+    np.testing.assert_array_equal(eg.nn.dropout(x, rate=0.3).numpy(), c)
+    assert not np.array_equal(c, eg.nn.dropout(x, rate=0.3).numpy())   # the stream moves on
+
+
+def test_dropout_scales_the_kept_values(device):
+    """Inverted dropout: kept values are divided by 1 - rate, so the mean is unchanged."""
+    x = on(device, np.full((200, 100), 2.0, dtype=np.float32), requires_grad=True)
+    y = eg.nn.dropout(x, rate=0.25, seed=1)
+    values = y.numpy()
+    assert set(np.unique(values)) == {0.0, np.float32(2.0 / 0.75)}
+    assert abs((values == 0).mean() - 0.25) < 0.02
+    assert abs(values.mean() - 2.0) < 0.05
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy() != 0, values != 0)   # grad through the mask
+    np.testing.assert_allclose(x.grad.numpy()[values != 0], 1 / 0.75, rtol=1e-6)
+
+
+def test_dropout_is_identity_at_inference(device):
+    x = on(device, [1.0, 2.0, 3.0], requires_grad=True)
+    assert eg.nn.dropout(x, rate=0.9, training=False) is x
+    assert eg.nn.dropout(x, rate=0.0) is x
+    with pytest.raises(ValueError, match="rate"):
+        eg.nn.dropout(x, rate=1.0)
