@@ -1,0 +1,208 @@
+"""The engine: reverse topological order, branches summing, accumulation, retain_grad, detach,
+no_grad, requires_grad_, eg.grad with create_graph, and very deep graphs."""
+import numpy as np
+import pytest
+
+import edugraph as eg
+from edugraph.ops.base import Op, apply
+
+
+def on(device, a, **kw):
+    return eg.tensor(a, device=device, **kw)
+
+
+class Spy(Op):
+    """Identity that logs when its backward runs (to observe the engine's order)."""
+
+    name = "spy"
+
+    def __init__(self, label, log):
+        self.label, self._log = label, log
+
+    def forward(self, xp, x):
+        return x
+
+    def backward(self, grad, out, x):
+        self._log.append(self.label)
+        return (grad,)
+
+
+def test_backward_visits_nodes_in_reverse_topological_order(device):
+    """A diamond: d is reached from b and c; d's backward must wait until both have run."""
+    log = []
+    x = on(device, 2.0, requires_grad=True)
+    d = apply(Spy("d", log), x)
+    b = apply(Spy("b", log), d * 3)
+    c = apply(Spy("c", log), d * d)
+    out = apply(Spy("out", log), b + c)
+    out.backward()
+    assert log[0] == "out" and log[-1] == "d" and sorted(log[1:3]) == ["b", "c"]
+    assert x.grad.item() == 3 + 2 * 2        # d(3x + x²)/dx at 2
+
+
+def test_branches_sum(device):
+    x = on(device, 3.0, requires_grad=True)
+    y = x * x + x               # x used three times
+    y.backward()
+    assert x.grad.item() == 2 * 3 + 1
+
+
+def test_grad_accumulates_across_backward_calls(device):
+    x = on(device, [1.0, 2.0], requires_grad=True)
+    (x * 3).sum().backward()
+    (x * x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [3 + 2, 3 + 4])
+    x.zero_grad()
+    assert x.grad is None
+
+
+def test_only_leaves_keep_grad_unless_retained(device):
+    x = on(device, [1.0, 2.0], requires_grad=True)
+    h = x * 2
+    kept = (x * 3).retain_grad()
+    ((h + kept) ** 3).sum().backward()
+    assert h.grad is None and not h.is_leaf and x.is_leaf
+    np.testing.assert_allclose(kept.grad.numpy(), 3 * (5 * np.array([1.0, 2.0])) ** 2)
+    np.testing.assert_allclose(x.grad.numpy(), 5 * 3 * (5 * np.array([1.0, 2.0])) ** 2)
+
+
+def test_detach_stops_the_gradient(device):
+    x = on(device, 3.0, requires_grad=True)
+    y = x * x.detach()          # the second factor is a constant
+    assert not x.detach().requires_grad and x.detach().grad_fn is None
+    y.backward()
+    assert x.grad.item() == 3.0
+    assert y.detach().numpy() == 9.0
+
+
+def test_no_grad_as_context_and_decorator(device):
+    x = on(device, 2.0, requires_grad=True)
+    with eg.no_grad():
+        assert not eg.is_grad_enabled()
+        y = x * x
+        with eg.enable_grad():
+            z = x * x
+    assert eg.is_grad_enabled()
+    assert not y.requires_grad and y.grad_fn is None and z.requires_grad
+
+    @eg.no_grad()
+    def step(t):
+        return t * 2
+
+    assert not step(x).requires_grad and eg.is_grad_enabled()
+    with eg.set_grad_enabled(False):
+        assert not (x + 1).requires_grad
+
+
+def test_requires_grad_(device):
+    x = on(device, [1.0, 2.0])
+    assert not (x * 2).requires_grad
+    assert x.requires_grad_() is x and (x * 2).requires_grad
+    x.requires_grad_(False)
+    assert not (x * 2).requires_grad
+    with pytest.raises(TypeError, match="int64"):
+        on(device, [1, 2]).requires_grad_()
+    with pytest.raises(TypeError, match="floating-point"):
+        eg.tensor([1, 2], requires_grad=True)
+
+
+def test_backward_with_an_explicit_gradient(device):
+    x = on(device, [1.0, 2.0, 3.0], requires_grad=True)
+    (x * x).backward(on(device, [1.0, 0.0, 10.0]))
+    np.testing.assert_array_equal(x.grad.numpy(), [2, 0, 60])
+    x.grad = None
+    (x * 2).backward([1.0, 1.0, 1.0])              # plain data is accepted too
+    np.testing.assert_array_equal(x.grad.numpy(), [2, 2, 2])
+
+
+def test_grad_returns_without_accumulating(device):
+    x = on(device, [1.0, 2.0], requires_grad=True)
+    y = on(device, [5.0, 7.0], requires_grad=True)
+    gx, gy = eg.grad((x * y).sum(), [x, y])
+    np.testing.assert_array_equal(gx.numpy(), [5, 7])
+    np.testing.assert_array_equal(gy.numpy(), [1, 2])
+    assert x.grad is None and y.grad is None
+    unused = on(device, 1.0, requires_grad=True)
+    with pytest.raises(eg.errors.GradientError, match="allow_unused"):
+        eg.grad((x * 2).sum(), [x, unused])
+    assert eg.grad((x * 2).sum(), [x, unused], allow_unused=True)[1] is None
+
+
+def test_create_graph_gives_second_derivatives(device):
+    x = on(device, [1.0, 2.0, -3.0], requires_grad=True)
+    y = (x ** 3).sum()
+    (dy,) = eg.grad(y, [x], create_graph=True)
+    np.testing.assert_allclose(dy.numpy(), 3 * x.numpy() ** 2)
+    assert dy.requires_grad
+    (d2y,) = eg.grad(dy.sum(), [x])
+    np.testing.assert_allclose(d2y.numpy(), 6 * x.numpy())
+    # without create_graph the gradient is a plain value
+    assert not eg.grad((x ** 3).sum(), x).requires_grad
+
+
+def test_backward_create_graph_then_differentiate_the_gradient(device):
+    x = on(device, 0.5, requires_grad=True)
+    eg.sigmoid(x).backward(create_graph=True)
+    first = x.grad
+    s = 1 / (1 + np.exp(-0.5))
+    np.testing.assert_allclose(first.item(), s * (1 - s), rtol=1e-6)
+    (second,) = eg.grad(first, [x])
+    np.testing.assert_allclose(second.item(), s * (1 - s) * (1 - 2 * s), rtol=1e-5)
+
+
+def test_second_derivatives_through_broadcasting_and_reductions(device):
+    """d²/dx² of sum(softmax(x·w)²) against finite differences of the analytic gradient."""
+    rng = np.random.default_rng(0)
+    x0, w = rng.normal(size=3), on(device, rng.normal(size=(2, 1)), dtype=eg.float64)
+
+    def gradient(x_value):
+        x = on(device, x_value, requires_grad=True)
+        (g,) = eg.grad((eg.softmax(w * x, axis=1) ** 2).sum(), [x], create_graph=True)
+        return x, g
+
+    x, g = gradient(x0)
+    hessian = np.stack([eg.grad(g[i], [x])[0].numpy() for i in range(3)])
+    eps = 1e-6
+    numeric = np.stack([(gradient(x0 + eps * e)[1].numpy() - gradient(x0 - eps * e)[1].numpy())
+                        / (2 * eps) for e in np.eye(3)], axis=1)
+    np.testing.assert_allclose(hessian, numeric, rtol=1e-5, atol=1e-8)
+
+
+def test_a_deep_chain_backprops_without_recursion_errors(device):
+    x = on(device, 1.0, requires_grad=True)
+    y = x
+    for _ in range(10_000):
+        y = y * 1.0001
+    y.backward()
+    np.testing.assert_allclose(x.grad.item(), 1.0001 ** 10_000, rtol=1e-3)
+
+
+def test_a_deep_chain_of_different_ops(device):
+    x = on(device, [0.5, -0.25], dtype=eg.float64, requires_grad=True)
+    y = x
+    for _ in range(2_500):           # 10 000 ops: each step is tanh, mul, add, reshape
+        y = (eg.tanh(y) * 0.01 + y).reshape((2,))
+    y.sum().backward()
+    value, slope = np.array([0.5, -0.25]), np.ones(2)      # the chain rule, step by step
+    for _ in range(2_500):
+        slope *= 0.01 * (1 - np.tanh(value) ** 2) + 1
+        value = np.tanh(value) * 0.01 + value
+    np.testing.assert_allclose(y.numpy(), value, rtol=1e-12)
+    np.testing.assert_allclose(x.grad.numpy(), slope, rtol=1e-10)
+
+
+def test_int_and_bool_results_do_not_record(device):
+    x = on(device, [1.5, 2.5], requires_grad=True)
+    assert not eg.argmax(x).requires_grad
+    assert not (x > 2).requires_grad
+    assert not eg.cast(x, eg.int32).requires_grad
+
+
+def test_repr_shows_value_device_and_grad_fn(device):
+    x = on(device, [1.0, 2.0], requires_grad=True)
+    assert repr(x).startswith("tensor([1., 2.]") and "requires_grad=True" in repr(x)
+    y = x * 2
+    assert "grad_fn=<MultiplyBackward>" in repr(y)
+    assert (f"device='{device}'" in repr(y)) == (device != "cpu:0")
+    assert "dtype=int64" in repr(on(device, [1, 2]))
+    assert "dtype=float64" in repr(on(device, 1.0, dtype=eg.float64))
