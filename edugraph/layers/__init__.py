@@ -1,2 +1,55 @@
-"""layers."""
-__all__ = []
+"""Keras-style layers (``eg.layers.Dense(10, activation="relu")``) and TF1's functional forms
+(``eg.layers.dense(inputs, units, activation, kernel_initializer)``).
+
+Every layer is an ``eg.nn.Module`` (``Layer`` here, as Keras calls it); PyTorch-style names in
+``eg.nn`` (``Linear``, ``Dropout``...) are thin aliases of these classes, not copies.
+"""
+from . import activations
+from .conv import Conv2D, GlobalAveragePooling2D, MaxPooling2D
+from .core import (Activation, Add, Concatenate, Dense, Dropout, Flatten, LeakyReLU, ReLU,
+                   Reshape, Softmax)
+from .embedding import Embedding
+from .normalization import BatchNormalization, LayerNormalization
+from ..nn.module import KerasTensor, Module as Layer
+
+Convolution2D, MaxPool2D = Conv2D, MaxPooling2D
+
+__all__ = ["Layer", "KerasTensor", "Dense", "Activation", "ReLU", "Softmax", "LeakyReLU",
+           "Flatten", "Reshape", "Dropout", "Add", "Concatenate", "Conv2D", "Convolution2D",
+           "MaxPooling2D", "MaxPool2D", "GlobalAveragePooling2D", "BatchNormalization",
+           "LayerNormalization", "Embedding", "activations", "dense", "conv2d",
+           "max_pooling2d", "flatten", "dropout"]
+
+
+def dense(inputs, units, activation=None, use_bias=True, kernel_initializer=None,
+          bias_initializer="zeros", kernel_regularizer=None, name=None):
+    """TF1's ``tf.layers.dense``: create a Dense layer and apply it to ``inputs`` at once.
+
+    >>> y_pred = eg.layers.dense(x, 10, activation=eg.nn.relu,
+    ...                          kernel_initializer=eg.initializers.variance_scaling(2.0))
+    """
+    layer = Dense(units, activation, use_bias, kernel_initializer or "glorot_uniform",
+                  bias_initializer, kernel_regularizer, name=name)
+    return layer(inputs)
+
+
+def conv2d(inputs, filters, kernel_size, strides=1, padding="valid", activation=None,
+           kernel_initializer=None, name=None):
+    """TF1's ``tf.layers.conv2d`` (NHWC)."""
+    layer = Conv2D(filters, kernel_size, strides, padding, activation,
+                   kernel_initializer=kernel_initializer or "glorot_uniform", name=name)
+    return layer(inputs)
+
+
+def max_pooling2d(inputs, pool_size, strides, padding="valid", name=None):
+    """TF1's ``tf.layers.max_pooling2d``."""
+    return MaxPooling2D(pool_size, strides, padding, name=name)(inputs)
+
+
+def flatten(inputs, name=None):
+    return Flatten(name=name)(inputs)
+
+
+def dropout(inputs, rate=0.5, training=False, seed=None, name=None):
+    """TF1's ``tf.layers.dropout``: off unless ``training=True``."""
+    return Dropout(rate, seed, name=name)(inputs, training=training)

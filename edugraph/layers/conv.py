@@ -1,0 +1,78 @@
+"""Convolution and pooling layers on NHWC images (batch, height, width, channels), as in Keras."""
+from . import activations
+from ..nn.module import Module, fan_in_shape
+from ..ops.conv import _pair, conv2d, conv_output_size, max_pool2d
+from ..ops.reduce import reduce_mean
+
+
+class Conv2D(Module):
+    r"""2-D convolution: ``filters`` kernels of size ``kernel_size`` slide over the image;
+    kernel shape (KH, KW, C_in, filters). Computed as im2col + one matmul (see ops/conv.py)."""
+
+    def __init__(self, filters, kernel_size, strides=1, padding="valid", activation=None,
+                 use_bias=True, kernel_initializer="glorot_uniform", bias_initializer="zeros",
+                 kernel_regularizer=None, bias_regularizer=None, **kwargs):
+        super().__init__(**kwargs)
+        self.filters = filters
+        self.kernel_size, self.strides = _pair(kernel_size, "kernel_size"), _pair(strides, "strides")
+        self.padding = padding.lower()
+        self.activation = activations.get(activation)
+        self.use_bias = use_bias
+        self.kernel_initializer, self.bias_initializer = kernel_initializer, bias_initializer
+        self.kernel_regularizer, self.bias_regularizer = kernel_regularizer, bias_regularizer
+
+    def build(self, input_shape):
+        channels = fan_in_shape(input_shape, f"Conv2D '{self.name}'")
+        self.add_weight("kernel", self.kernel_size + (channels, self.filters),
+                        self.kernel_initializer, regularizer=self.kernel_regularizer)
+        if self.use_bias:
+            self.add_weight("bias", (self.filters,), self.bias_initializer,
+                            regularizer=self.bias_regularizer)
+
+    def call(self, inputs):
+        y = conv2d(inputs, self.kernel, self.strides, self.padding)
+        if self.use_bias:
+            y = y + self.bias
+        return self.activation(y)
+
+    def compute_output_shape(self, input_shape):
+        n, h, w, _ = input_shape
+        (kh, kw), (sh, sw) = self.kernel_size, self.strides
+        return (n, conv_output_size(h, kh, sh, self.padding),
+                conv_output_size(w, kw, sw, self.padding), self.filters)
+
+    def extra_repr(self):
+        return (f"filters={self.filters}, kernel_size={self.kernel_size}, "
+                f"strides={self.strides}, padding='{self.padding}'")
+
+
+class MaxPooling2D(Module):
+    """The largest value of each ``pool_size`` window; the gradient goes to that winner only."""
+
+    def __init__(self, pool_size=2, strides=None, padding="valid", **kwargs):
+        super().__init__(**kwargs)
+        self.pool_size = _pair(pool_size, "pool_size")
+        self.strides = self.pool_size if strides is None else _pair(strides, "strides")
+        self.padding = padding.lower()
+
+    def call(self, inputs):
+        return max_pool2d(inputs, self.pool_size, self.strides, self.padding)
+
+    def compute_output_shape(self, input_shape):
+        n, h, w, c = input_shape
+        (kh, kw), (sh, sw) = self.pool_size, self.strides
+        return (n, conv_output_size(h, kh, sh, self.padding),
+                conv_output_size(w, kw, sw, self.padding), c)
+
+    def extra_repr(self):
+        return f"pool_size={self.pool_size}, strides={self.strides}"
+
+
+class GlobalAveragePooling2D(Module):
+    """The mean of each channel over the whole image: (N, H, W, C) → (N, C)."""
+
+    def call(self, inputs):
+        return reduce_mean(inputs, axis=(1, 2))
+
+    def compute_output_shape(self, input_shape):
+        return (input_shape[0], input_shape[3])

@@ -1,0 +1,104 @@
+r"""Normalisation layers: rescale activations to mean 0, variance 1, then learn a scale and shift.
+
+$y = \gamma \, (x - \mu) / \sqrt{\sigma^2 + \epsilon} + \beta$.
+
+BatchNormalization takes $\mu, \sigma^2$ over the batch (per channel) while training and keeps
+running averages for inference; LayerNormalization takes them over each example's features, so
+it behaves the same in training and inference.
+"""
+from ..context import no_grad
+from ..nn.module import Module, fan_in_shape
+from ..ops.math import sqrt, square
+from ..ops.reduce import reduce_mean
+from ..ops.shape import reshape
+
+
+def _normalize(x, mean, variance, epsilon, gamma, beta):
+    y = (x - mean) / sqrt(variance + epsilon)
+    if gamma is not None:
+        y = y * gamma
+    if beta is not None:
+        y = y + beta
+    return y
+
+
+class BatchNormalization(Module):
+    r"""Batch norm (Keras defaults: momentum 0.99, epsilon 1e-3; channels on the last axis).
+
+    While training: batch mean and (biased) variance per channel, and
+    $\text{moving} \leftarrow \text{momentum}\cdot\text{moving} + (1 - \text{momentum})\cdot
+    \text{batch}$. At inference: the moving averages. PyTorch's ``momentum=0.1, eps=1e-5`` is
+    ``momentum=0.9, epsilon=1e-5`` here (PyTorch's running variance is the unbiased one).
+    """
+
+    def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
+                 beta_initializer="zeros", gamma_initializer="ones",
+                 moving_mean_initializer="zeros", moving_variance_initializer="ones", **kwargs):
+        super().__init__(**kwargs)
+        self.axis, self.momentum, self.epsilon = axis, momentum, epsilon
+        self.center, self.scale = center, scale
+        self._inits = (beta_initializer, gamma_initializer, moving_mean_initializer,
+                       moving_variance_initializer)
+
+    def build(self, input_shape):
+        channels = input_shape[self.axis]
+        if channels is None:
+            raise ValueError(f"BatchNormalization '{self.name}': the size of axis {self.axis} "
+                             f"must be known, but the input shape is {input_shape}.")
+        beta, gamma, mean, variance = self._inits
+        self.gamma = self.add_weight("gamma", (channels,), gamma) if self.scale else None
+        self.beta = self.add_weight("beta", (channels,), beta) if self.center else None
+        self.add_weight("moving_mean", (channels,), mean, trainable=False)
+        self.add_weight("moving_variance", (channels,), variance, trainable=False)
+
+    def call(self, inputs, training=False):
+        ndim = len(inputs.shape)
+        axis = self.axis % ndim
+        reduce_axes = tuple(a for a in range(ndim) if a != axis)
+        shape = [1] * ndim
+        shape[axis] = -1
+
+        def per_channel(v):     # (C,) → broadcastable against the input
+            return v if axis == ndim - 1 or v is None else reshape(v, shape)
+        if training:
+            mean = reduce_mean(inputs, reduce_axes, keepdims=True)
+            variance = reduce_mean(square(inputs - mean), reduce_axes, keepdims=True)
+            self._update_moving_averages(reshape(mean, (-1,)), reshape(variance, (-1,)))
+        else:
+            mean, variance = per_channel(self.moving_mean), per_channel(self.moving_variance)
+        return _normalize(inputs, mean, variance, self.epsilon, per_channel(self.gamma),
+                          per_channel(self.beta))
+
+    def _update_moving_averages(self, mean, variance):
+        m = self.momentum
+        with no_grad():
+            self.moving_mean.assign(self.moving_mean * m + mean * (1 - m))
+            self.moving_variance.assign(self.moving_variance * m + variance * (1 - m))
+
+    def extra_repr(self):
+        return f"momentum={self.momentum}, epsilon={self.epsilon}"
+
+
+class LayerNormalization(Module):
+    """Layer norm over the last axis (Keras epsilon 1e-3; PyTorch's LayerNorm uses 1e-5)."""
+
+    def __init__(self, axis=-1, epsilon=1e-3, center=True, scale=True,
+                 beta_initializer="zeros", gamma_initializer="ones", **kwargs):
+        super().__init__(**kwargs)
+        if axis not in (-1,):
+            raise ValueError("LayerNormalization here normalises the last axis (axis=-1).")
+        self.axis, self.epsilon, self.center, self.scale = axis, epsilon, center, scale
+        self._inits = (beta_initializer, gamma_initializer)
+
+    def build(self, input_shape):
+        features = fan_in_shape(input_shape, f"LayerNormalization '{self.name}'")
+        self.gamma = self.add_weight("gamma", (features,), self._inits[1]) if self.scale else None
+        self.beta = self.add_weight("beta", (features,), self._inits[0]) if self.center else None
+
+    def call(self, inputs):
+        mean = reduce_mean(inputs, -1, keepdims=True)
+        variance = reduce_mean(square(inputs - mean), -1, keepdims=True)
+        return _normalize(inputs, mean, variance, self.epsilon, self.gamma, self.beta)
+
+    def extra_repr(self):
+        return f"epsilon={self.epsilon}"

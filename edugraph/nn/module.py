@@ -1,0 +1,348 @@
+"""Module: the one base class of every layer and model (Keras's ``Layer``, PyTorch's ``nn.Module``).
+
+Why one class for both: a Keras layer and a PyTorch module are the same idea — an object that
+owns variables and computes outputs from inputs with ops — and differ only in spelling. So
+
+* variables and sub-modules assigned as attributes are tracked automatically (PyTorch), and
+  listed with ``parameters()`` / ``named_parameters()`` / ``trainable_variables`` (both);
+* a layer may be *built lazily* on its first call, when the input's last dimension is known
+  (Keras: ``Dense(10)`` needs no input size), by overriding ``build(input_shape)``;
+* the computation is ``call(inputs, training=...)`` (Keras) or ``forward(x)`` (PyTorch);
+* ``training`` says whether dropout drops and batch norm uses batch statistics. Passed
+  explicitly it wins (Keras's ``model(x, training=True)``); otherwise the module's own flag is
+  used, which ``train()`` / ``eval()`` set on the whole tree (PyTorch). Keras layers start in
+  inference mode, PyTorch-style ones (``eg.nn.Dropout``...) in training mode, as in the two
+  libraries; ``fit`` passes ``training=True`` explicitly.
+
+Layers compute with edugraph ops only, so the same layer runs eagerly, inside a Session graph
+and in traced functions, on every device, and its gradients come from the ops.
+"""
+import inspect
+import itertools
+import re
+from collections import defaultdict
+
+import numpy as np
+
+from .. import initializers
+from ..tensor import Tensor, as_dtype, float32
+from ..variable import Variable
+
+__all__ = ["Module", "KerasTensor"]
+
+_name_counters = defaultdict(itertools.count)
+
+
+def unique_name(base):
+    """dense, dense_1, dense_2... (Keras numbers layers of each kind in creation order)."""
+    n = next(_name_counters[base])
+    return base if n == 0 else f"{base}_{n}"
+
+
+def _snake_case(name):
+    name = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
+    return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower().replace("2_d", "2d")
+
+
+class KerasTensor:
+    """What flows through a functional model while it is being wired (``eg.Input``): a shape
+    (batch size ``None``) and the layer call that made it, but no values yet."""
+
+    def __init__(self, shape, dtype=float32, layer=None, inputs=(), kwargs=None, name=None):
+        self.shape, self.dtype = tuple(shape), as_dtype(dtype)
+        self.layer, self.inputs, self.kwargs = layer, inputs, kwargs or {}
+        self.name = name
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    def __repr__(self):
+        made_by = f", made by '{self.layer.name}'" if self.layer is not None else ""
+        return f"<KerasTensor shape={self.shape} dtype={self.dtype}{made_by}>"
+
+
+def _flat(args):
+    for a in args:
+        if isinstance(a, (list, tuple)):
+            yield from a
+        else:
+            yield a
+
+
+def _shape_of(x):
+    if isinstance(x, (list, tuple)):
+        return [_shape_of(i) for i in x]
+    return tuple(x.shape)
+
+
+class Module:
+    """Base of layers and models: tracks variables and sub-modules, builds on first call."""
+
+    training = False            # Keras layers default to inference; see the module docstring
+
+    def __init__(self, name=None, trainable=True, dtype=None, input_shape=None, input_dim=None,
+                 batch_input_shape=None):
+        object.__setattr__(self, "_variables", {})
+        object.__setattr__(self, "_modules", {})
+        self.name = name or unique_name(_snake_case(type(self).__name__))
+        self.trainable = trainable
+        self.dtype = as_dtype(dtype or float32)
+        self.built = False
+        self.output_shape = None
+        self._regularizers = []             # (variable, penalty function) pairs
+        self._added_losses = []
+        if input_dim is not None:
+            input_shape = (input_dim,)
+        if input_shape is not None:
+            batch_input_shape = (None,) + tuple(input_shape)
+        self.batch_input_shape = None if batch_input_shape is None else tuple(batch_input_shape)
+
+    # ------------------------------------------------------------------ tracking
+    def __setattr__(self, name, value):
+        if isinstance(value, Module):
+            self._modules[name] = value
+        elif isinstance(value, Variable):
+            self._variables[name] = value
+        elif isinstance(value, (list, tuple)) and value and all(
+                isinstance(v, Module) for v in value):
+            for i, v in enumerate(value):
+                self._modules[f"{name}.{i}"] = v
+        object.__setattr__(self, name, value)
+
+    def add_weight(self, name, shape, initializer="glorot_uniform", trainable=True,
+                   regularizer=None, dtype=None):
+        """A new variable of this layer, filled by ``initializer`` (Keras's ``add_weight``)."""
+        init = initializers.get(initializer)
+        var = Variable(init(tuple(shape), dtype or self.dtype), trainable=trainable,
+                       name=f"{self.name}/{name}")
+        setattr(self, name, var)
+        if regularizer is not None:
+            self._regularizers.append((var, regularizer))
+        return var
+
+    def modules(self):
+        """This module and every module inside it, depth first (each once)."""
+        seen, order = set(), []
+
+        def visit(m):
+            if id(m) in seen:
+                return
+            seen.add(id(m))
+            order.append(m)
+            for child in m._modules.values():
+                visit(child)
+        visit(self)
+        return order
+
+    def named_variables(self, prefix=""):
+        """(dotted path, variable) for every variable, shared ones listed once."""
+        seen = set()
+        for path, module in self._named_modules(prefix):
+            for name, var in module._variables.items():
+                if id(var) not in seen:
+                    seen.add(id(var))
+                    yield (f"{path}.{name}" if path else name), var
+
+    def _named_modules(self, prefix):
+        yield prefix, self
+        for name, child in self._modules.items():
+            yield from child._named_modules(f"{prefix}.{name}" if prefix else name)
+
+    @property
+    def variables(self):
+        return [v for _, v in self.named_variables()]
+
+    weights = variables
+
+    @property
+    def trainable_variables(self):
+        """The variables an optimizer updates (frozen modules and statistics excluded)."""
+        frozen = {id(v) for m in self.modules() if not m.trainable for v in m.variables}
+        return [v for v in self.variables if v.trainable and id(v) not in frozen]
+
+    trainable_weights = trainable_variables
+
+    @property
+    def non_trainable_variables(self):
+        trainable = {id(v) for v in self.trainable_variables}
+        return [v for v in self.variables if id(v) not in trainable]
+
+    non_trainable_weights = non_trainable_variables
+
+    def parameters(self):
+        """PyTorch's name for the trainable variables (batch-norm statistics are not in it)."""
+        return self.trainable_variables
+
+    def named_parameters(self):
+        trainable = {id(v) for v in self.trainable_variables}
+        return [(n, v) for n, v in self.named_variables() if id(v) in trainable]
+
+    def count_params(self):
+        return sum(v.size for v in self.variables)
+
+    def get_weights(self):
+        return [v.numpy() for v in self.variables]
+
+    def set_weights(self, weights):
+        variables = self.variables
+        if len(weights) != len(variables):
+            raise ValueError(f"{self.name}.set_weights: got {len(weights)} arrays for "
+                             f"{len(variables)} variables.")
+        for var, value in zip(variables, weights):
+            if tuple(np.shape(value)) != var.shape:
+                raise ValueError(f"{self.name}.set_weights: variable '{var.name}' has shape "
+                                 f"{var.shape}, but the array has shape {np.shape(value)}.")
+            var.assign(value)
+
+    def zero_grad(self):
+        for v in self.variables:
+            v.grad = None
+
+    @property
+    def losses(self):
+        """Regularisation terms of this module and those inside it (new graph nodes each time)."""
+        terms = []
+        for m in self.modules():
+            terms += [penalty(var) for var, penalty in m._regularizers] + m._added_losses
+        return terms
+
+    def add_loss(self, loss):
+        """Add a term (e.g. an activity penalty computed in ``call``) to ``losses``."""
+        self._added_losses.append(loss)
+
+    # ------------------------------------------------------------------ modes
+    def train(self, mode=True):
+        """Training mode for this module and all inside it (dropout drops, BN uses batches)."""
+        for m in self.modules():
+            m.training = mode
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    # ------------------------------------------------------------------ building and calling
+    def build(self, input_shape):
+        """Create the variables once the input shape is known (override in layers)."""
+
+    def compute_output_shape(self, input_shape):
+        """Most layers keep the shape; layers that change it override this."""
+        return input_shape
+
+    def build_for(self, input_shape):
+        """Build (once) for inputs of ``input_shape`` and return the output shape."""
+        if not self.built:
+            self.build(input_shape)
+            self.built = True
+        self.output_shape = self.compute_output_shape(input_shape)
+        return self.output_shape
+
+    def call(self, *args, **kwargs):
+        """The computation (Keras's name). The default runs ``forward`` (PyTorch's name)."""
+        if type(self).forward is Module.forward:
+            raise NotImplementedError(f"{type(self).__name__} must define call() or forward().")
+        return self.forward(*args, **kwargs)
+
+    def forward(self, *args, **kwargs):
+        return self.call(*args, **kwargs)
+
+    def __call__(self, *args, training=None, **kwargs):
+        if any(isinstance(a, KerasTensor) for a in _flat(args)):
+            return self._call_symbolic(args, kwargs)
+        if training is None:
+            training = self.training
+        if not self.built:
+            self.build_for(_shape_of(args[0]))
+        self._added_losses = []
+        if self._takes_training():
+            kwargs["training"] = training
+        out = self.call(*args, **kwargs)
+        if self.output_shape is None and isinstance(out, Tensor):
+            self.output_shape = (None,) + tuple(out.shape[1:])
+        return out
+
+    def _takes_training(self):
+        cls = type(self)
+        if "_accepts_training" not in cls.__dict__:
+            method = cls.call if cls.call is not Module.call else cls.forward
+            params = inspect.signature(method).parameters
+            cls._accepts_training = "training" in params or any(
+                p.kind is p.VAR_KEYWORD for p in params.values())
+        return cls._accepts_training
+
+    def _call_symbolic(self, args, kwargs):
+        """Functional API: record the call and work out the output's shape; no values yet."""
+        out_shape = self.build_for(_shape_of(args[0]))
+        dtype = self.dtype if self.trainable_variables or self.variables else \
+            next(_flat(args)).dtype
+        return KerasTensor(out_shape, dtype, layer=self, inputs=args, kwargs=kwargs)
+
+    # ------------------------------------------------------------------ saving and showing
+    def save_weights(self, path):
+        """All variables to an ``.npz`` file, by name (see ``load_weights``)."""
+        np.savez(path, **{name: var.numpy() for name, var in self.named_variables()})
+
+    def load_weights(self, path):
+        """Variables from a file written by ``save_weights``; names and shapes must match."""
+        with np.load(path) as stored:
+            self._load_named(stored, "weights")
+
+    def _load_named(self, stored, what):
+        variables = dict(self.named_variables())
+        missing = [n for n in variables if n not in stored]
+        if missing:
+            raise ValueError(f"{self.name}: the file has no {what} for {missing}. It holds "
+                             f"{sorted(k for k in stored.keys())}; was it saved from a model "
+                             "with the same layers?")
+        for name, var in variables.items():
+            value = stored[name]
+            if value.shape != var.shape:
+                raise ValueError(f"{self.name}: variable '{name}' has shape {var.shape} but "
+                                 f"the file holds shape {value.shape}.")
+            var.assign(value)
+
+    def summary(self, print_fn=print):
+        """A Keras-like table: each layer with its output shape and parameter count."""
+        rows = [(f"{m.name} ({type(m).__name__})", str(m.output_shape), f"{m.count_params():,}")
+                for m in self.summary_layers()]
+        trainable = sum(v.size for v in self.trainable_variables)
+        total = self.count_params()
+        header = ("Layer (type)", "Output Shape", "Param #")
+        widths = [max(len(r[i]) for r in rows + [header]) + 3 for i in range(3)]
+
+        def line(r):
+            return "".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()
+        rule = "=" * sum(widths)
+        text = [f'Model: "{self.name}"', rule.replace("=", "_"), line(header), rule]
+        for i, r in enumerate(rows):
+            text += [line(r), rule if i == len(rows) - 1 else "_" * sum(widths)]
+        if not rows:
+            text.append(rule)
+        text += [f"Total params: {total:,}", f"Trainable params: {trainable:,}",
+                 f"Non-trainable params: {total - trainable:,}"]
+        print_fn("\n".join(text))
+
+    def summary_layers(self):
+        """The rows of ``summary``: the direct sub-modules."""
+        children = []
+        for m in self._modules.values():
+            if all(m is not c for c in children):
+                children.append(m)
+        return children
+
+    def __repr__(self):
+        inside = "".join(f"\n  ({name}): " + repr(m).replace("\n", "\n  ")
+                         for name, m in self._modules.items())
+        return f"{type(self).__name__}({self.extra_repr()}{inside}{chr(10) if inside else ''})"
+
+    def extra_repr(self):
+        return ""
+
+
+def fan_in_shape(input_shape, what):
+    """The last dimension of an input shape, which must be known to size a weight."""
+    if input_shape[-1] is None:
+        raise ValueError(f"{what}: the last dimension of the input must be known to create "
+                         f"the weights, but the input shape is {input_shape}.")
+    return int(input_shape[-1])
+

@@ -1,0 +1,158 @@
+"""Convolution and pooling on NHWC images (batch, height, width, channels), as Keras lays them out.
+
+The trick is *im2col*: cut every sliding window out of the image into a tensor of patches,
+``(N, OH, OW, KH, KW, C)``. Then
+
+* a convolution is one matmul: patches ``(N·OH·OW, KH·KW·C)`` @ kernel ``(KH·KW·C, F)``,
+* max pooling is a ``reduce_max`` over each window, whose backward already *routes* the
+  gradient to the winning pixel.
+
+So only two ops are new: ``Im2Col`` and its adjoint ``Col2Im`` (each one's backward is the
+other). Everything else is reshape, matmul and max, whose gradients exist already.
+"""
+import math
+
+from .base import Op, apply
+from .linalg import matmul
+from .reduce import reduce_max
+from .shape import reshape
+from ..errors import ShapeError
+
+
+class Im2Col(Op):
+    """NHWC images → their sliding windows ``(N, OH, OW, KH, KW, C)``.
+
+    A loop over the KH·KW kernel offsets, each copying one strided slice: a handful of large
+    array copies rather than one tiny copy per window.
+    """
+
+    name = "im2col"
+
+    def __init__(self, kernel_size, strides, padding, pad_value=0.0):
+        self.kernel_size, self.strides = kernel_size, strides
+        self.padding, self.pad_value = padding, pad_value     # ((top, bottom), (left, right))
+
+    def forward(self, xp, x):
+        (top, bottom), (left, right) = self.padding
+        if top or bottom or left or right:
+            x = xp.pad(x, ((0, 0), (top, bottom), (left, right), (0, 0)),
+                       constant_values=self.pad_value)
+        n, h, w, c = x.shape
+        (kh, kw), (sh, sw) = self.kernel_size, self.strides
+        oh, ow = (h - kh) // sh + 1, (w - kw) // sw + 1
+        cols = xp.empty((n, oh, ow, kh, kw, c), dtype=x.dtype)
+        for i in range(kh):
+            for j in range(kw):
+                cols[:, :, :, i, j, :] = x[:, i:i + sh * oh:sh, j:j + sw * ow:sw, :]
+        return cols
+
+    def backward(self, grad, out, x):
+        return (apply(Col2Im(self.kernel_size, self.strides, self.padding), grad, x),)
+
+    def explain_failure(self, shapes):
+        return (f"im2col: windows of size {self.kernel_size} with strides {self.strides} and "
+                f"padding {self.padding} do not fit an input of shape {shapes[0]}; the input "
+                "must be 4-D (batch, height, width, channels) and at least as large as the "
+                "window after padding.")
+
+
+class Col2Im(Op):
+    """The adjoint of im2col: each window's values are *added* back onto the pixels it covered
+    (overlapping windows share pixels, so their gradients sum)."""
+
+    name = "col2im"
+
+    def __init__(self, kernel_size, strides, padding):
+        self.kernel_size, self.strides, self.padding = kernel_size, strides, padding
+
+    def forward(self, xp, cols, like):
+        (top, bottom), (left, right) = self.padding
+        n, h, w, c = like.shape
+        _, oh, ow, kh, kw, _ = cols.shape
+        sh, sw = self.strides
+        image = xp.zeros((n, h + top + bottom, w + left + right, c), dtype=cols.dtype)
+        for i in range(kh):
+            for j in range(kw):
+                image[:, i:i + sh * oh:sh, j:j + sw * ow:sw, :] += cols[:, :, :, i, j, :]
+        return image[:, top:top + h, left:left + w, :]
+
+    def backward(self, grad, out, cols, like):
+        return apply(Im2Col(self.kernel_size, self.strides, self.padding), grad), None
+
+
+# ----------------------------------------------------------------------------- functions
+def _pair(value, what):
+    pair = (value, value) if isinstance(value, int) else tuple(value)
+    if len(pair) == 4:                      # TF1 style [1, s, s, 1]
+        pair = pair[1:3]
+    if len(pair) != 2 or not all(isinstance(v, int) and v > 0 for v in pair):
+        raise ValueError(f"{what} must be a positive int or a pair of them, got {value!r}.")
+    return pair
+
+
+def conv_output_size(size, kernel, stride, padding):
+    """Output length along one axis: ``ceil(size / stride)`` for "same",
+    ``floor((size − kernel) / stride) + 1`` for "valid"."""
+    if size is None:
+        return None
+    if padding == "same":
+        return math.ceil(size / stride)
+    return (size - kernel) // stride + 1
+
+
+def _padding(padding, in_size, kernel_size, strides):
+    """((top, bottom), (left, right)) for "valid" (none) or "same" (TF: extra pixel at the end)."""
+    padding = padding.lower()
+    if padding == "valid":
+        return ((0, 0), (0, 0))
+    if padding != "same":
+        raise ValueError(f"padding must be 'valid' or 'same', got {padding!r}.")
+    pads = []
+    for size, k, s in zip(in_size, kernel_size, strides):
+        total = max((math.ceil(size / s) - 1) * s + k - size, 0)
+        pads.append((total // 2, total - total // 2))
+    return tuple(pads)
+
+
+def _check_image(x, what):
+    if len(x.shape) != 4:
+        raise ShapeError(f"{what} expects a 4-D NHWC input (batch, height, width, channels); "
+                         f"got shape {x.shape}. Add a channel axis with eg.expand_dims(x, -1) "
+                         "or reshape the images.")
+
+
+def extract_patches(x, kernel_size, strides=1, padding="valid", pad_value=0.0):
+    """The sliding windows of NHWC ``x`` as a tensor ``(N, OH, OW, KH, KW, C)``."""
+    _check_image(x, "extract_patches")
+    kernel_size, strides = _pair(kernel_size, "kernel_size"), _pair(strides, "strides")
+    pads = _padding(padding, x.shape[1:3], kernel_size, strides)
+    return apply(Im2Col(kernel_size, strides, pads, pad_value), x)
+
+
+def conv2d(input, filters, strides=1, padding="valid"):
+    r"""2-D convolution (really cross-correlation, as in every framework), NHWC.
+
+    ``filters`` has shape ``(KH, KW, C_in, C_out)`` (TF's HWIO);
+    $y_{n,i,j,f} = \sum_{a,b,c} x_{n, i s + a, j s + b, c}\, w_{a,b,c,f}$.
+    """
+    _check_image(input, "conv2d")
+    kh, kw, c_in, c_out = filters.shape
+    if input.shape[-1] is not None and input.shape[-1] != c_in:
+        raise ShapeError(f"conv2d: the input has {input.shape[-1]} channels (shape "
+                         f"{input.shape}) but the filters expect {c_in} (filters shape "
+                         f"{filters.shape}, laid out (height, width, in, out)).")
+    patches = extract_patches(input, (kh, kw), strides, padding)
+    _, oh, ow = patches.shape[:3]
+    flat = reshape(patches, (-1, kh * kw * c_in))                  # one row per window
+    out = matmul(flat, reshape(filters, (kh * kw * c_in, c_out)))
+    return reshape(out, (-1, oh, ow, c_out))
+
+
+def max_pool2d(input, ksize=2, strides=None, padding="valid"):
+    """Largest value in each window (NHWC). Backward routes each window's gradient to its max."""
+    strides = ksize if strides is None else strides
+    patches = extract_patches(input, ksize, strides, padding, pad_value=-math.inf)
+    return reduce_max(patches, axis=(3, 4))
+
+
+max_pool = max_pool2d
