@@ -35,9 +35,11 @@ def _newest_first(node):
     return -node._seq
 
 
-def _seed(output, grad):
+def _seed(output, grad, implicit_sum=False):
+    """The gradient that starts the walk; ``implicit_sum``: a non-scalar output's is all ones
+    (TF tapes differentiate the sum of the target; PyTorch's backward asks for it)."""
     if grad is None:
-        if output.size != 1:
+        if output.size != 1 and not implicit_sum:
             raise GradientError(
                 f"backward() on a tensor of shape {output.shape} needs a gradient of the same "
                 "shape: only a scalar has an implicit gradient of 1. Reduce it first "
@@ -127,6 +129,7 @@ class GradientTape:
         self._start = None
         self._used = False
         self._watched = []
+        self._switched_on = []      # watched tensors that did not require grad before
 
     def __enter__(self):
         self._start = next_sequence()
@@ -138,11 +141,18 @@ class GradientTape:
     def __exit__(self, *exc):
         state.tapes.remove(self)
         state.grad_enabled = self._previous_grad_mode
+        self._set_watched(False)    # watching belongs to this tape, not to the tensor
+
+    def _set_watched(self, on):
+        for t in self._switched_on:
+            t.requires_grad = on
 
     def watch(self, tensor):
         """Record operations on ``tensor`` (constants are not watched unless asked)."""
         for t in tensor if isinstance(tensor, (list, tuple)) else [tensor]:
-            t.requires_grad_(True)
+            if not t.requires_grad:
+                t.requires_grad_(True)
+                self._switched_on.append(t)
             self._watched.append(t)
 
     def watched_variables(self):
@@ -167,21 +177,30 @@ class GradientTape:
                                 "non-persistent tapes. Use eg.GradientTape(persistent=True).")
         self._used = True
         flat, rebuild = _flatten(sources)
-        targets = target if isinstance(target, (list, tuple)) else [target]
-        seeds_in = output_gradients if isinstance(output_gradients, (list, tuple)) else \
-            [output_gradients] * len(targets)
-        targets, seeds_in = zip(*[(t, g) for t, g in zip(targets, seeds_in) if t.requires_grad]) \
-            if any(t.requires_grad for t in targets) else ((), ())
-        # Gradient maths is itself recorded while any tape is active: nested tapes give
-        # second derivatives exactly as TF does.
-        with enable_grad() if state.tapes else no_grad():
-            seeds = [_seed(t, g) for t, g in zip(targets, seeds_in)]
-            found = _propagate(list(targets), seeds, boundary=self._start,
-                               wanted=set(flat), accumulate=False) if targets else {}
+        recording = self in state.tapes
+        self._set_watched(True)     # the walk follows watched tensors, also after the tape closed
+        try:
+            found = self._walk(target, flat, output_gradients)
+        finally:
+            self._set_watched(recording)
         result = [found.get(s) for s in flat]
         if unconnected_gradients == "zero":
             result = [r if r is not None else s * 0 for r, s in zip(result, flat)]
         return rebuild(result)
+
+    def _walk(self, target, sources, output_gradients):
+        targets = target if isinstance(target, (list, tuple)) else [target]
+        seeds_in = output_gradients if isinstance(output_gradients, (list, tuple)) else \
+            [output_gradients] * len(targets)
+        pairs = [(t, g) for t, g in zip(targets, seeds_in) if t.requires_grad]
+        if not pairs:
+            return {}
+        # Gradient maths is itself recorded while any tape is active: nested tapes give
+        # second derivatives exactly as TF does.
+        with enable_grad() if state.tapes else no_grad():
+            seeds = [_seed(t, g, implicit_sum=True) for t, g in pairs]
+            return _propagate([t for t, _ in pairs], seeds, boundary=self._start,
+                              wanted=set(sources), accumulate=False)
 
 
 def _flatten(sources):
