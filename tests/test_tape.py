@@ -1,0 +1,162 @@
+"""GradientTape (TF2): watching, constants, persistence, structured sources, nested tapes."""
+import numpy as np
+import pytest
+
+import edugraph as eg
+from edugraph.errors import GradientError
+
+
+def on(device, a, **kw):
+    return eg.tensor(a, device=device, **kw)
+
+
+def test_watched_tensor_gets_a_gradient(device):
+    x = on(device, 3.0)
+    with eg.GradientTape() as tape:
+        tape.watch(x)
+        y = x * x
+    assert tape.gradient(y, x).item() == 6.0
+    assert tape.watched_variables() == (x,)
+
+
+def test_unwatched_constant_gets_none(device):
+    x, c = on(device, 3.0), on(device, 5.0)
+    with eg.GradientTape() as tape:
+        tape.watch(x)
+        y = x * c
+    assert tape.gradient(y, c) is None
+    with eg.GradientTape() as tape:
+        y = x * c
+    assert tape.gradient(y, x) is None                 # nothing watched: y is a constant
+
+
+def test_watching_belongs_to_the_tape_not_the_tensor(device):
+    x = on(device, 3.0)
+    with eg.GradientTape() as tape:
+        tape.watch(x)
+        y = x * x
+    assert not x.requires_grad and not (x * 2).requires_grad     # nothing records after it
+    assert tape.gradient([y, x], x).item() == 6 + 1
+
+
+def test_unconnected_gradients_zero(device):
+    x, z = on(device, [1.0, 2.0]), on(device, [4.0, 5.0])
+    with eg.GradientTape() as tape:
+        tape.watch([x, z])
+        y = (x * 2).sum()
+    np.testing.assert_array_equal(tape.gradient(y, z, unconnected_gradients="zero").numpy(),
+                                  [0, 0])
+
+
+def test_variables_are_watched_automatically(device):
+    with eg.device(device):
+        w = eg.Variable([1.0, -2.0])
+    assert w.device.name == device
+    with eg.GradientTape() as tape:
+        loss = (w * w).sum()
+    np.testing.assert_array_equal(tape.gradient(loss, w).numpy(), [2, -4])
+    assert w.grad is None                               # a tape returns, it does not accumulate
+
+
+def test_non_persistent_tape_can_be_asked_once(device):
+    x = on(device, 2.0)
+    with eg.GradientTape() as tape:
+        tape.watch(x)
+        y = x * x
+        z = y * x
+    tape.gradient(z, x)
+    with pytest.raises(GradientError, match="persistent"):
+        tape.gradient(y, x)
+
+
+def test_persistent_tape_can_be_asked_many_times(device):
+    x = on(device, 2.0)
+    with eg.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = x * x
+        z = y * x
+    assert tape.gradient(z, x).item() == 12.0
+    assert tape.gradient(y, x).item() == 4.0
+    assert tape.gradient(z, y).item() == 2.0           # w.r.t. an intermediate
+
+
+def test_dict_list_and_tuple_sources(device):
+    a, b = eg.Variable(2.0), eg.Variable(3.0)
+    with eg.GradientTape(persistent=True) as tape:
+        y = a * b * b
+    grads = tape.gradient(y, {"a": a, "b": b})
+    assert set(grads) == {"a", "b"} and grads["a"].item() == 9 and grads["b"].item() == 12
+    as_list = tape.gradient(y, [a, b])
+    assert isinstance(as_list, list) and [g.item() for g in as_list] == [9, 12]
+    assert isinstance(tape.gradient(y, (a, b)), tuple)
+
+
+def test_several_targets_are_summed(device):
+    x = on(device, 2.0)
+    with eg.GradientTape() as tape:
+        tape.watch(x)
+        y1, y2 = x * x, x * 3
+    assert tape.gradient([y1, y2], x).item() == 4 + 3
+
+
+def test_output_gradients(device):
+    x = on(device, [1.0, 2.0])
+    with eg.GradientTape() as tape:
+        tape.watch(x)
+        y = x * x
+    np.testing.assert_array_equal(
+        tape.gradient(y, x, output_gradients=on(device, [10.0, 1.0])).numpy(), [20, 4])
+
+
+def test_nested_tapes_give_the_second_derivative(device):
+    """d²(x³)/dx² = 6x, the TF2 way: the inner gradient is recorded by the outer tape."""
+    x = on(device, [1.0, -2.0, 0.5])
+    with eg.GradientTape() as outer:
+        outer.watch(x)
+        with eg.GradientTape() as inner:
+            inner.watch(x)
+            y = x ** 3
+        dy = inner.gradient(y, x)
+    d2y = outer.gradient(dy, x)
+    np.testing.assert_allclose(dy.numpy(), 3 * x.numpy() ** 2, rtol=1e-6)
+    np.testing.assert_allclose(d2y.numpy(), 6 * x.numpy(), rtol=1e-6)
+
+
+def test_nested_tapes_through_a_network(device):
+    """Second derivative of tanh(w·x) w.r.t. x against its closed form."""
+    w = eg.Variable([0.5, -1.5])
+    x = on(device, [0.3, 0.8]).to("cpu:0")
+    with eg.GradientTape() as outer:
+        outer.watch(x)
+        with eg.GradientTape() as inner:
+            inner.watch(x)
+            y = eg.tanh(w * x).sum()
+        dy = inner.gradient(y, x)
+    d2y = outer.gradient(dy, x)
+    t = np.tanh(w.numpy() * x.numpy())
+    np.testing.assert_allclose(d2y.numpy(), -2 * t * (1 - t ** 2) * w.numpy() ** 2, rtol=1e-5)
+
+
+def test_tape_sees_only_what_it_recorded(device):
+    x = on(device, 2.0, requires_grad=True)
+    before = x * x                                      # recorded before the tape started
+    with eg.GradientTape() as tape:
+        tape.watch(before)
+        y = before * 3
+    assert tape.gradient(y, before).item() == 3
+    assert tape.gradient is not None and tape.persistent is False
+
+
+def test_stop_recording(device):
+    x = on(device, 2.0)
+    with eg.GradientTape() as tape:
+        tape.watch(x)
+        with tape.stop_recording():
+            c = x * x                                   # a constant to the tape
+        y = c * x
+    assert tape.gradient(y, x).item() == 4.0
+
+
+def test_gradient_before_recording_is_an_error():
+    with pytest.raises(GradientError, match="recorded"):
+        eg.GradientTape().gradient(eg.tensor(1.0), eg.tensor(1.0))
