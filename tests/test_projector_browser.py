@@ -33,6 +33,8 @@ def test_projector_renders_and_a_click_lists_neighbours():
         page.wait_for_selector(".js-plotly-plot .main-svg", state="attached")
         assert not cell_errors(page)
         assert page.locator("text=Error displaying widget").count() == 0
+        output = ".jp-CodeCell:nth-child(2) .jp-OutputArea"
+        screenshot(page, "projector-browser-initial", output)
         point = page.evaluate(RIGHTMOST_POINT)
         page.mouse.move(point["x"], point["y"])
         page.wait_for_timeout(300)          # plotly clicks the point it is hovering
@@ -40,7 +42,7 @@ def test_projector_renders_and_a_click_lists_neighbours():
         table = page.wait_for_selector("table.projector-neighbours", timeout=20_000)
         names = [cell.inner_text() for cell in
                  table.query_selector_all("tr td:nth-child(2)")]
-        screenshot(page, "projector-browser", ".jp-CodeCell:nth-child(2) .jp-OutputArea")
+        screenshot(page, "projector-browser-clicked", output)
 
     namespace = {}
     exec(SETUP, namespace)

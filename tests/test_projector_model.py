@@ -6,7 +6,7 @@ import pytest
 
 from widgets.projector import Projector
 from widgets.projector import data, neighbours, projections, sampling
-from widgets.projector.colours import OKABE_ITO, OTHER, colour_points
+from widgets.projector.colours import DIMMED, OKABE_ITO, OTHER, colour_points, with_dimmed
 from widgets.projector.images import png, to_images
 
 
@@ -300,15 +300,33 @@ def test_stratified_rounding_still_gives_the_requested_total():
 
 
 # ---- colours, images, export, live mode ------------------------------------------------------
+def colours_of(levels, scale):
+    """The colour each level lands on (levels sit inside flat bands of the scale)."""
+    return [next(c for (p0, c), (p1, _) in zip(scale, scale[1:]) if p0 <= level <= p1)
+            for level in levels]
+
+
 def test_categorical_colours_are_okabe_ito_and_numbers_get_a_gradient():
-    colours, legend = colour_points(["cat", "dog", "cat"])
+    levels, scale, legend = colour_points(["cat", "dog", "cat"])
+    colours = colours_of(levels, scale)
     assert colours[0] == colours[2] != colours[1] and set(colours) <= set(OKABE_ITO)
-    assert [name for name, _ in legend] == ["cat", "dog"]
-    gradient, legend = colour_points(list(range(20)))
-    assert len(set(gradient)) == 20 and legend[0][0] == "0" and legend[1][0] == "19"
+    assert legend == [("cat", OKABE_ITO[0]), ("dog", OKABE_ITO[1])]
+    levels, scale, legend = colour_points(list(range(20)))
+    np.testing.assert_allclose(levels, np.arange(20) / 19, rtol=1e-6)
+    assert scale[0][1] == legend[0][1] and legend[0][0] == "0" and legend[1][0] == "19"
     # Ten digit classes are categories, not a gradient; beyond 8 the rarest share grey.
-    digits, legend = colour_points([str(i % 10) for i in range(100)] + ["0"])
-    assert digits[0] != OTHER and OTHER in digits and legend[-1] == ("3 others", OTHER)
+    levels, scale, legend = colour_points([str(i % 10) for i in range(100)] + ["0"])
+    colours = colours_of(levels, scale)
+    assert colours[0] != OTHER and OTHER in colours and legend[-1] == ("3 others", OTHER)
+    assert colours.count(OTHER) == 30
+
+
+def test_dimmed_level_is_grey_and_the_rest_keep_their_colours():
+    _, scale, _ = colour_points(["cat", "dog"])
+    dimmable = with_dimmed(scale)
+    position = lambda level: (level + 1) / 2          # noqa: E731  (cmin=-1, cmax=1)
+    assert colours_of([position(-1)], dimmable) == [DIMMED]
+    assert colours_of([position(0.25), position(0.75)], dimmable) == OKABE_ITO[:2]
 
 
 def test_png_thumbnails_are_valid_pngs():

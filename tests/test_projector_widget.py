@@ -8,7 +8,6 @@ pytest.importorskip("plotly")
 pytest.importorskip("ipywidgets")
 
 from widgets.projector import Projector  # noqa: E402
-from widgets.projector.colours import DIMMED, OKABE_ITO  # noqa: E402
 
 
 def make_projector(num_points=60, **options):
@@ -33,9 +32,19 @@ def test_one_trace_with_per_point_colour_arrays():
     trace = view.figure.data[0]
     assert trace.type == "scattergl"
     assert len(trace.x) == len(trace.marker.color) == len(trace.hovertext) == 60
-    # Coloured by the last column, "group": three Okabe-Ito colours.
-    assert len(set(trace.marker.color)) == 3 and set(trace.marker.color) <= set(OKABE_ITO)
     assert np.asarray(trace.x).dtype == np.float32
+    # Coloured by the last column, "group": one colour level per group.
+    levels = np.asarray(trace.marker.color)
+    groups = np.array(view.projector.columns["group"])
+    assert len(set(levels)) == 3
+    for group in ("red", "green", "blue"):
+        assert len(set(levels[groups == group])) == 1
+    assert "blue" in view.legend.value and "#E69F00" in view.legend.value
+
+
+def highlighted(trace):
+    """Indices of the points that are not dimmed (dimmed points have level -1)."""
+    return np.flatnonzero(np.asarray(trace.marker.color) >= 0).tolist()
 
 
 def test_switching_to_3d_still_uses_one_trace():
@@ -49,13 +58,12 @@ def test_search_highlights_matches_and_dims_the_rest():
     view = make_projector().widget
     view.search_box.value = "w1"                  # w1, w10..w19
     trace = view.figure.data[0]
-    highlighted = [i for i, c in enumerate(trace.marker.color) if c != DIMMED]
-    assert highlighted == [1] + list(range(10, 20))
+    assert highlighted(trace) == [1] + list(range(10, 20))
     assert view.match_count.value.startswith("11 match(es)")
     assert trace.mode == "markers+text" and trace.text[1] == "w1" and trace.text[0] == ""
     view.regex.value = True
     view.search_box.value = "^w1$"
-    assert [i for i, c in enumerate(trace.marker.color) if c != DIMMED] == [1]
+    assert highlighted(trace) == [1]
 
 
 def test_bad_regex_is_reported_in_the_status_line():

@@ -32,31 +32,39 @@ def is_numeric(values):
 
 
 def colour_points(values):
-    """Colours for one column: ``(hex colour per point, legend)``.
+    """Colours for one column as ``(levels, colourscale, legend)``.
 
-    The legend is ``[(category, colour), ...]`` for categories, or
-    ``[(min, first colour), (max, last colour)]`` for a numeric gradient.
+    Plotly checks a list of 50 000 colour strings one by one, but takes a float array
+    at once; so each point gets a level in [0, 1] and the colourscale maps levels to
+    colours. Categories get one flat band each (repeated stops make sharp steps).
+    The legend is ``[(category, colour), ...]``, or ``[(min, colour), (max, colour)]``
+    for a numeric gradient.
     """
     if is_numeric(values):
         numbers = np.asarray(values, dtype=np.float64)
         low, high = numbers.min(), numbers.max()
-        colours = _viridis((numbers - low) / (high - low))
-        return colours, [(f"{low:g}", VIRIDIS[0]), (f"{high:g}", VIRIDIS[-1])]
-    labels = [str(v) for v in values]
+        scale = [[i / (len(VIRIDIS) - 1), c] for i, c in enumerate(VIRIDIS)]
+        legend = [(f"{low:g}", VIRIDIS[0]), (f"{high:g}", VIRIDIS[-1])]
+        return ((numbers - low) / (high - low)).astype(np.float32), scale, legend
+    labels = np.array([str(v) for v in values], dtype=object)
     ranked = [name for name, _ in Counter(labels).most_common()]
     if len(ranked) > len(OKABE_ITO):
-        palette = dict(zip(ranked[:len(OKABE_ITO) - 1], OKABE_ITO))
-        legend = list(palette.items()) + [(f"{len(ranked) - len(palette)} others", OTHER)]
+        named = ranked[:len(OKABE_ITO) - 1]
+        legend = [*zip(named, OKABE_ITO), (f"{len(ranked) - len(named)} others", OTHER)]
     else:
-        palette = dict(zip(sorted(ranked), OKABE_ITO))
-        legend = list(palette.items())
-    return [palette.get(label, OTHER) for label in labels], legend
+        legend = list(zip(sorted(ranked), OKABE_ITO))
+    band = {name: i for i, (name, _) in enumerate(legend)}
+    other = len(legend) - 1          # only used when there are more than 8 categories
+    codes = np.array([band.get(label, other) for label in labels], dtype=np.float32)
+    scale = [[edge / len(legend), colour] for i, (_, colour) in enumerate(legend)
+             for edge in (i, i + 1)]
+    return (codes + 0.5) / len(legend), scale, legend
 
 
-def _viridis(fractions):
-    """Hex colours for numbers in [0, 1], interpolated between the Viridis anchors."""
-    anchors = np.array([[int(c[i:i + 2], 16) for i in (1, 3, 5)] for c in VIRIDIS], float)
-    position = np.clip(fractions, 0, 1) * (len(VIRIDIS) - 1)
-    grid = np.arange(len(VIRIDIS))
-    rgb = np.column_stack([np.interp(position, grid, anchors[:, i]) for i in range(3)])
-    return [f"#{r:02X}{g:02X}{b:02X}" for r, g, b in np.rint(rgb).astype(int)]
+def with_dimmed(scale):
+    """Extend a colourscale with DIMMED for the level -1 (use cmin=-1, cmax=1).
+
+    Highlighting then only changes levels, never the colourscale: the rest of the
+    points get -1 and turn light grey.
+    """
+    return [[0, DIMMED], [0.4999, DIMMED]] + [[0.5 + p / 2, c] for p, c in scale]

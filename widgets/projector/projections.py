@@ -20,19 +20,22 @@ def spherize(matrix):
 
 
 def pca(matrix, num_components=10):
-    r"""Principal components via the SVD of the centred data.
+    r"""Principal components: eigenvectors of the covariance matrix.
 
-    With :math:`X - \bar X = U S V^\top`, the coordinates are :math:`U S` and
-    component :math:`k` explains the share :math:`s_k^2 / \sum_j s_j^2` of the variance.
+    With :math:`C = \frac{1}{n-1} (X - \bar X)^\top (X - \bar X) = V \Lambda V^\top`,
+    the coordinates are :math:`(X - \bar X) V` and component :math:`k` explains the
+    share :math:`\lambda_k / \sum_j \lambda_j` of the variance. ``C`` is only d x d,
+    so this stays fast however many points there are.
 
     Returns ``(coordinates (n, num_components), variance_ratio (num_components,))``.
     """
     centred = matrix - matrix.mean(axis=0)
-    _, singular, directions = np.linalg.svd(centred, full_matrices=False)
-    num_components = min(num_components, len(singular))
-    coordinates = centred @ directions[:num_components].T
-    variance = singular**2
-    return coordinates.astype(np.float32), (variance / variance.sum())[:num_components]
+    covariance = (centred.T.astype(np.float64) @ centred) / (len(matrix) - 1)
+    variance, directions = np.linalg.eigh(covariance)       # ascending order
+    variance, directions = variance[::-1].clip(min=0), directions[:, ::-1]
+    num_components = min(num_components, len(matrix) - 1, matrix.shape[1])
+    coordinates = centred @ directions[:, :num_components].astype(np.float32)
+    return coordinates, (variance / variance.sum())[:num_components]
 
 
 def tsne(matrix, dims=2, perplexity=30.0, learning_rate="auto", iterations=500,

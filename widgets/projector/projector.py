@@ -60,6 +60,7 @@ class Projector:
             self.notice = (f"Dropped {len(self.dropped)} row(s) with NaN/Inf: "
                            f"{_shorten(self.dropped)}. " + self.notice).strip()
         self.spherized = False
+        self.given_coordinates = None
         self.variance = np.array([])   # PCA's explained variance ratios, once computed
         self.listeners = []      # called after every new view, e.g. to redraw the widget
         if coordinates is None:
@@ -150,7 +151,7 @@ class Projector:
                 or len(coordinates) != len(self.vectors):
             raise ValueError(f"coordinates must have shape ({len(self.vectors)}, 2) or "
                              f"({len(self.vectors)}, 3), got {coordinates.shape}.")
-        self._given = coordinates
+        self.given_coordinates = coordinates
         return self._show(coordinates[self.indices], "Given", None, {})
 
     def _continues(self, method, dims):
@@ -200,13 +201,13 @@ class Projector:
         """The name of point ``row`` (its label column value, else its index)."""
         return str(self.columns[self.label_column][row]) if self.label_column else str(row)
 
-    def _query(self, query, regex=True):
+    def _query(self, query):
         """Rows whose label is ``query`` exactly, else whose label matches the pattern."""
         labels = [self.label(row) for row in range(len(self.vectors))]
         exact = [row for row, label in enumerate(labels) if label == query]
         if exact:
             return exact
-        return self.search(query, regex=regex)
+        return self.search(query, regex=True)
 
     def search(self, pattern, regex=False, column=None):
         """Rows whose label (or ``column``) contains ``pattern`` (a regex if ``regex``)."""

@@ -15,7 +15,7 @@ import ipywidgets as w
 import numpy as np
 import plotly.graph_objects as go
 
-from .colours import DIMMED, colour_points
+from .colours import colour_points, with_dimmed
 from .images import data_uri, png
 from .neighbours import METRICS, neighbours
 
@@ -66,7 +66,7 @@ class ProjectorWidget(w.VBox):
         methods = ["PCA", "t-SNE", "Custom"]
         if importlib.util.find_spec("umap"):
             methods.insert(2, "UMAP")
-        if hasattr(p, "_given"):
+        if p.given_coordinates is not None:
             methods.append("Given")
         self.method = w.Dropdown(options=methods, value=p.method if p.method in methods
                                  else "PCA", description="projection")
@@ -194,7 +194,7 @@ class ProjectorWidget(w.VBox):
             p.pca(dims, [d.value for d in self.components[:dims]])
             self._update_variance()
         elif self.method.value == "Given":
-            p.use_coordinates(p._given)
+            p.use_coordinates(p.given_coordinates)
         else:
             self.status.value = f"Press Run to compute the {self.method.value} view."
         self._show_method_settings()
@@ -286,42 +286,41 @@ class ProjectorWidget(w.VBox):
             self.figure.layout.xaxis.title.text, self.figure.layout.yaxis.title.text = titles
 
     def _recolour(self):
-        """Base colours for the chosen column, and its legend."""
+        """Colour levels and colourscale for the chosen column, and its legend."""
         p = self.projector
         if self.colour_by.value == NONE:
-            self.base_colours = np.full(len(p.indices), "#0072B2", dtype=object)
+            self.levels = np.full(len(p.indices), 0.5, dtype=np.float32)
+            self.colourscale = [[0, "#0072B2"], [1, "#0072B2"]]
             self.legend.value = ""
         else:
             values = [p.columns[self.colour_by.value][i] for i in p.indices]
-            colours, legend = colour_points(values)
-            self.base_colours = np.array(colours, dtype=object)
+            self.levels, self.colourscale, legend = colour_points(values)
             swatch = ("<span style='display:inline-block;width:11px;height:11px;"
                       "background:{};margin:0 3px 0 10px'></span>{}")
             self.legend.value = "".join(swatch.format(c, html.escape(str(name)))
                                         for name, c in legend)
         if self.figure.data:
-            with self.figure.batch_update():
-                self._style()
+            self._restyle()
 
     def _style(self):
         """Per-point colours, sizes and labels: highlighted points stand out."""
         rows, dims = self._rows(), self._trace_dims()
         highlighted = np.isin(rows, np.concatenate([self.matches, self.neighbour_rows]))
         selected = rows == self.selected
-        colours = self.base_colours[self.shown].copy()
+        levels = self.levels[self.shown].copy()
         sizes = np.full(len(rows), POINT_SIZE[dims])
         if highlighted.any() or selected.any():
-            colours[~(highlighted | selected)] = DIMMED
+            levels[~(highlighted | selected)] = -1        # -1 is light grey
             sizes[highlighted] = HIGHLIGHT_SIZE[dims]
             sizes[selected] = SELECTED_SIZE[dims]
         labels = np.array([self.projector.label(r) for r in rows], dtype=object)
         labelled = highlighted | selected
         trace = self.figure.data[0]
-        trace.marker.color = colours.tolist()
-        trace.marker.size = sizes
-        trace.hovertext = labels.tolist()
+        trace.marker.update(color=levels, colorscale=with_dimmed(self.colourscale),
+                            cmin=-1, cmax=1, size=sizes)
+        trace.hovertext = labels
         if 0 < labelled.sum() <= MAX_TEXT_LABELS:
-            trace.text = np.where(labelled, labels, "").tolist()
+            trace.text = np.where(labelled, labels, "")
             trace.mode = "markers+text"
         else:
             trace.mode = "markers"
@@ -372,8 +371,9 @@ class ProjectorWidget(w.VBox):
                  f"<td style='text-align:right'>{d:.4f}</td></tr>"
                  for rank, (r, d) in enumerate(zip(self.neighbour_rows, dists), start=1)]
         self.neighbour_list.value = (
-            f"<table class='projector-neighbours'><tr><th>#</th><th>neighbour</th>"
-            f"<th style='text-align:right'>{self.metric.value} distance</th></tr>{''.join(lines)}</table>")
+            "<table class='projector-neighbours'><tr><th>#</th><th>neighbour</th>"
+            f"<th style='text-align:right'>{self.metric.value} distance</th></tr>"
+            f"{''.join(lines)}</table>")
         self._restyle()
 
     def _thumbnail(self, row):
