@@ -34,6 +34,17 @@ def test_vectors_from_numpy_tensor_on_another_device_and_layer():
         vectors = data.to_matrix(source)
         assert vectors.dtype == np.float32
         np.testing.assert_array_equal(vectors, matrix)
+    # edugraph's own layer keeps its table in `embeddings`, like Keras.
+    layer = eg.nn.Embedding(6, 3)
+    np.testing.assert_array_equal(Projector(layer).vectors, layer.embeddings.numpy())
+
+
+def test_unreadable_vectors_say_what_is_accepted():
+    with pytest.raises(TypeError, match=r"cannot read vectors from a FakeEmbeddingLayer.*"
+                                        r"build it"):
+        data.to_matrix(FakeEmbeddingLayer(FakeEmbeddingLayer(None)))
+    with pytest.raises(TypeError, match=r"vectors are None; for a layer, build it"):
+        data.to_matrix(FakeEmbeddingLayer(None))
 
 
 def test_metadata_from_dict_table_and_list():

@@ -23,9 +23,17 @@ def to_matrix(vectors):
         if hasattr(vectors, name) and not hasattr(vectors, "numpy"):
             vectors = getattr(vectors, name)
             break
+    if vectors is None:
+        raise TypeError("the vectors are None; for a layer, build it (call it once) first.")
     if hasattr(vectors, "numpy"):
         vectors = vectors.numpy()
-    matrix = np.asarray(vectors, dtype=np.float32)
+    try:
+        matrix = np.asarray(vectors, dtype=np.float32)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"cannot read vectors from a {type(vectors).__name__}: give a numpy array, a "
+            "tensor (anything with .numpy()) or a layer with a built `weight` or "
+            "`embeddings` (call the layer once, or build it, first).") from None
     if matrix.ndim != 2:
         raise ValueError(
             f"vectors must be a 2-D array (points x dimensions), got shape {matrix.shape}. "
