@@ -1,0 +1,111 @@
+"""Bad input gets a clear error that names the op, the shapes and what to do next."""
+import numpy as np
+import pytest
+
+import edugraph as eg
+from edugraph.errors import DeviceError, GradientError, ShapeError
+from edugraph.ops.base import Op, apply
+
+
+def on(device, a, **kw):
+    return eg.tensor(a, device=device, **kw)
+
+
+def test_broadcast_mismatch_names_op_shapes_and_dimension(device):
+    with pytest.raises(ShapeError) as info:
+        on(device, np.ones((2, 3))) + on(device, np.ones((4, 3)))
+    message = str(info.value)
+    assert message.startswith("add:")
+    assert "(2, 3)" in message and "(4, 3)" in message
+    assert "dimension -2" in message and "[2, 4]" in message and "equal or one of them 1" in message
+    with pytest.raises(ShapeError, match=r"^mul: .*\(5,\).*\(2, 4\).*dimension -1"):
+        on(device, np.ones(5)) * on(device, np.ones((2, 4)))
+    with pytest.raises(ShapeError, match="^maximum:"):
+        eg.maximum(on(device, np.ones(2)), on(device, np.ones(3)))
+
+
+def test_matmul_inner_dimension_message(device):
+    with pytest.raises(ShapeError) as info:
+        eg.matmul(on(device, np.ones((2, 3))), on(device, np.ones((4, 5))))
+    message = str(info.value)
+    assert message.startswith("matmul: inner dimensions differ")
+    assert "(2, 3)" in message and "(4, 5)" in message and "(3)" in message and "(4)" in message
+    assert "Transpose" in message
+    with pytest.raises(ShapeError, match="batch dimensions"):
+        eg.matmul(on(device, np.ones((2, 2, 3))), on(device, np.ones((3, 3, 4))))
+    with pytest.raises(ShapeError, match="^matmul:"):
+        eg.matmul(on(device, np.ones(3)), on(device, np.ones(4)))
+
+
+def test_shape_op_messages(device):
+    with pytest.raises(ShapeError, match=r"reshape: .*\(2, 3\).*6 elements.*\(4,\)"):
+        eg.reshape(on(device, np.ones((2, 3))), (4,))
+    with pytest.raises(ShapeError, match=r"broadcast_to: .*\(3,\).*\(2, 4\)"):
+        eg.broadcast_to(on(device, np.ones(3)), (2, 4))
+    with pytest.raises(ShapeError, match="concat along axis 0"):
+        eg.concat([on(device, np.ones((2, 3))), on(device, np.ones((2, 4)))], 0)
+    with pytest.raises(ShapeError, match="stack"):
+        eg.stack([on(device, np.ones(2)), on(device, np.ones(3))])
+    with pytest.raises(ShapeError, match=r"indexing a tensor of shape \(3,\)"):
+        on(device, np.ones(3))[5]
+
+
+def test_mixing_devices_names_both():
+    with pytest.raises(DeviceError) as info:
+        eg.tensor([1.0, 2.0]) + eg.tensor([1.0, 2.0], device="sim:0")
+    message = str(info.value)
+    assert message.startswith("add:") and "cpu:0" in message and "sim:0" in message
+    assert ".to(" in message
+    with pytest.raises(DeviceError, match="matmul.*sim:0.*cpu:0"):
+        eg.matmul(eg.tensor(np.ones((2, 2)), device="sim:0"), eg.tensor(np.ones((2, 2))))
+
+
+def test_mixing_float32_and_float64_is_a_clear_type_error(device):
+    with pytest.raises(TypeError) as info:
+        on(device, [1.0]) * on(device, [1.0], dtype=eg.float64)
+    message = str(info.value)
+    assert message.startswith("mul:") and "float32" in message and "float64" in message
+    assert "cast" in message
+
+
+def test_non_scalar_backward_needs_a_gradient(device):
+    y = on(device, [1.0, 2.0], requires_grad=True) * 2
+    with pytest.raises(GradientError, match=r"shape \(2,\).*scalar.*sum\(\)"):
+        y.backward()
+    with pytest.raises(GradientError, match=r"\(3,\).*\(2,\)"):
+        y.backward(on(device, [1.0, 1.0, 1.0]))
+
+
+def test_backward_on_a_constant(device):
+    with pytest.raises(GradientError, match="requires_grad=True"):
+        (on(device, [1.0]) * 2).sum().backward()
+
+
+class NoGradient(Op):
+    """A user-defined op that forgot its backward."""
+
+    name = "my_op"
+
+    def forward(self, xp, x):
+        return x * 2
+
+
+def test_backward_through_an_op_without_gradient_names_it(device):
+    x = on(device, [1.0, 2.0], requires_grad=True)
+    y = apply(NoGradient(), x).sum()
+    with pytest.raises(GradientError, match="'my_op' has no gradient"):
+        y.backward()
+
+
+def test_item_of_many_values(device):
+    with pytest.raises(ValueError, match=r"shape \(2,\)"):
+        on(device, [1.0, 2.0]).item()
+    with pytest.raises(ValueError, match="ambiguous"):
+        bool(on(device, [1.0, 2.0]) > 0)
+
+
+def test_unknown_device_and_dtype():
+    with pytest.raises(DeviceError, match="Unknown device"):
+        eg.tensor([1.0], device="tpu:0")
+    with pytest.raises(TypeError):
+        eg.tensor([1.0], dtype="float33")
