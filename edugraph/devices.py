@@ -74,6 +74,8 @@ class SimArray(np.lib.mixins.NDArrayOperatorsMixin):
         return self._data.copy()
 
     def __getattr__(self, name):           # shape, dtype, ndim, T, reshape, sum, astype, ...
+        if name.startswith("__array"):      # numpy's array interface would read device memory
+            raise AttributeError(name)
         attr = getattr(self._data, name)
         if callable(attr):
             return lambda *a, **k: _sim_wrap(attr(*_sim_unwrap(a), **_sim_unwrap(k)))
