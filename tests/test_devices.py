@@ -1,0 +1,119 @@
+"""Devices: tensors know where they live, copies are explicit, and the sim:0 stand-in guards
+against silent host conversion exactly as CuPy does (so CPU-only CI exercises device paths)."""
+import numpy as np
+import pytest
+
+import edugraph as eg
+from edugraph.devices import SimArray
+from edugraph.errors import DeviceError
+
+
+def test_tensor_creation_places_and_copies(device):
+    data = np.array([[1.0, 2.0], [3.0, 4.0]], dtype=np.float32)
+    t = eg.tensor(data, device=device)
+    assert t.device.name == device and t.device is eg.get_device(device)
+    assert t.shape == (2, 2) and t.dtype == eg.float32 and t.ndim == 2 and t.size == 4
+    data[0, 0] = 99                                     # the tensor owns a copy
+    assert t.numpy()[0, 0] == 1.0
+    assert isinstance(t.numpy(), np.ndarray) and t.tolist() == [[1, 2], [3, 4]]
+    assert t[1, 0].item() == 3.0 and isinstance(t[1, 0].item(), float)
+
+
+def test_default_dtypes():
+    assert eg.tensor(1.5).dtype == eg.float32 and eg.tensor([1, 2]).dtype == eg.int64
+    assert eg.tensor([True]).dtype == eg.bool_
+    assert eg.tensor(np.array([1.0])).dtype == eg.float64            # numpy keeps its dtype
+    assert eg.tensor([1, 2], dtype=eg.float64).dtype == eg.float64
+    assert eg.tensor([1.0], dtype="float").dtype == eg.float32
+    assert eg.tensor([1.0], dtype=np.int32).dtype == eg.int32
+
+
+def test_device_scope_places_new_tensors(device):
+    with eg.device(device):
+        t = eg.tensor([1.0]) * 2
+        z = eg.zeros((2,))
+    assert t.device.name == device and z.device.name == device
+    assert eg.current_device().name == "cpu:0"
+
+
+@pytest.mark.parametrize("spec, name", [("/cpu:0", "cpu:0"), ("cpu", "cpu:0"),
+                                        ("/device:CPU:0", "cpu:0"), ("sim", "sim:0"),
+                                        ("/job:localhost/replica:0/task:0/device:sim:0", "sim:0")])
+def test_device_specs(spec, name):
+    assert eg.get_device(spec).name == name
+
+
+def test_to_cpu_and_back(device):
+    x = eg.tensor([1.0, 2.0], device=device, requires_grad=True)
+    host = x.cpu()
+    assert host.device.name == "cpu:0" and host.requires_grad
+    back = host.to(device)
+    np.testing.assert_array_equal(back.numpy(), [1, 2])
+    assert x.to(x.device) is x and x.to(device) is x
+    assert x.to(eg.float64).device is x.device
+
+
+def test_cuda_without_a_gpu_says_what_is_missing():
+    if eg.gpu_available():
+        assert eg.tensor([1.0]).cuda().device.name == "gpu:0"
+        return
+    with pytest.raises(DeviceError, match="CuPy|CUDA"):
+        eg.tensor([1.0]).cuda()
+
+
+def test_list_devices():
+    names = [d.name for d in eg.list_devices()]
+    assert names[0] == "cpu:0" and names[-1] == "sim:0"
+    assert ("gpu:0" in names) == eg.gpu_available()
+
+
+# --------------------------------------------------------------- the stand-in really guards
+def test_sim_refuses_silent_conversion_to_host():
+    t = eg.tensor([1.0, 2.0], device="sim:0")
+    assert isinstance(t._value, SimArray)
+    with pytest.raises(TypeError, match="Implicit conversion"):
+        np.asarray(t._value)
+    with pytest.raises(TypeError, match="sim:0"):
+        np.asarray(t)                                   # through Tensor.__array__ too
+    np.testing.assert_array_equal(t.numpy(), [1, 2])    # the explicit copy works
+
+
+def test_sim_refuses_mixing_with_host_arrays():
+    t = eg.tensor([1.0, 2.0], device="sim:0")
+    with pytest.raises(TypeError, match="host array"):
+        t._value + np.array([1.0, 2.0])
+    with pytest.raises(TypeError, match="host array"):
+        np.add(t._value, np.ones(2))
+    with pytest.raises(TypeError, match="device.put"):
+        eg.get_device("sim:0").xp.asarray(np.ones(2))
+    assert isinstance(t._value * 2.0, SimArray)         # scalars are fine, as in CuPy
+
+
+def test_sim_maths_stays_on_the_device():
+    xp = eg.get_device("sim:0").xp
+    a = xp.asarray(np.float64(3.0))
+    results = [xp.exp(a), a.sum(), xp.maximum(a, 1.0), xp.zeros((2,)), a * a]
+    assert all(isinstance(r, SimArray) for r in results)
+    buf = xp.zeros((3,))
+    xp.add.at(buf, eg.get_device("sim:0").put(np.array([0, 2, 0])), 1.0)   # as cupy.add.at
+    np.testing.assert_array_equal(buf.get(), [2, 0, 1])
+
+
+def test_mixing_host_data_in_an_op_is_copied_only_when_explicit():
+    t = eg.tensor([1.0, 2.0], device="sim:0")
+    np.testing.assert_array_equal((t * 2).numpy(), [2, 4])     # Python numbers are fine
+    np.testing.assert_array_equal((t + [1.0, 1.0]).numpy(), [2, 3])   # lists become constants
+    with pytest.raises(DeviceError):
+        t + eg.tensor([1.0, 1.0])                              # a cpu tensor is not copied
+
+
+def test_variables_on_a_device(device):
+    with eg.device(device):
+        v = eg.Variable([1.0, 2.0])
+    v.assign_sub(eg.tensor([0.5, 0.5], device=device))
+    np.testing.assert_array_equal(v.numpy(), [0.5, 1.5])
+    v.assign([3.0, 4.0])
+    np.testing.assert_array_equal(v.numpy(), [3, 4])
+    assert v.device.name == device
+    with pytest.raises(ValueError, match="shape"):
+        v.assign([1.0, 2.0, 3.0])
