@@ -1,0 +1,119 @@
+"""Every op against PyTorch CPU: the same values and the same gradients (float64)."""
+import numpy as np
+import pytest
+
+import edugraph as eg
+
+torch = pytest.importorskip("torch")
+
+rng = np.random.default_rng(42)
+A, B = rng.normal(size=(3, 4)), rng.normal(size=(3, 4))
+ROW, COL = rng.normal(size=(4,)), rng.normal(size=(3, 1))
+POS = rng.uniform(0.5, 2.0, size=(3, 4))
+DISTINCT = rng.permutation(12).reshape(3, 4) * 0.3 - 1.5
+BATCH_A, BATCH_B = rng.normal(size=(2, 1, 3, 4)), rng.normal(size=(3, 4, 5))
+INDEX = np.array([2, 0, 2, 1])
+T = torch
+
+CASES = {   # name: (inputs, edugraph function, torch function)
+    "add": ([A, ROW], eg.add, T.add),
+    "subtract": ([A, COL], eg.subtract, T.sub),
+    "multiply": ([A, ROW], eg.multiply, T.mul),
+    "divide": ([A, POS], eg.divide, T.div),
+    "negative": ([A], eg.negative, T.neg),
+    "pow": ([POS, A], eg.pow, T.pow),
+    "pow_number": ([POS], lambda x: x ** 1.5, lambda x: x ** 1.5),
+    "square": ([A], eg.square, T.square),
+    "sqrt": ([POS], eg.sqrt, T.sqrt),
+    "exp": ([A], eg.exp, T.exp),
+    "log": ([POS], eg.log, T.log),
+    "abs": ([A], eg.abs, T.abs),
+    "maximum": ([DISTINCT, ROW], eg.maximum, T.maximum),
+    "minimum": ([DISTINCT, COL], eg.minimum, T.minimum),
+    "where": ([A, B], lambda x, y: eg.where(x > y, x, y), lambda x, y: T.where(x > y, x, y)),
+    "clip": ([A], lambda x: eg.clip(x, -0.5, 0.7), lambda x: T.clamp(x, -0.5, 0.7)),
+    "sum": ([A], lambda x: eg.reduce_sum(x, 1), lambda x: x.sum(1)),
+    "sum_keepdims": ([A], lambda x: eg.reduce_sum(x, 0, True), lambda x: x.sum(0, True)),
+    "mean": ([A], lambda x: eg.reduce_mean(x, (0, 1)), lambda x: x.mean((0, 1))),
+    "max": ([DISTINCT], lambda x: eg.reduce_max(x, 1), lambda x: x.amax(1)),
+    "min_all": ([DISTINCT], eg.reduce_min, T.amin),
+    "logsumexp": ([A], lambda x: eg.logsumexp(x, 1), lambda x: T.logsumexp(x, 1)),
+    "matmul": ([A, B.T], eg.matmul, T.matmul),
+    "matmul_batched": ([BATCH_A, BATCH_B], eg.matmul, T.matmul),
+    "matmul_vector": ([A, ROW], eg.matmul, T.matmul),
+    "reshape": ([A], lambda x: eg.reshape(x, (2, 6)), lambda x: x.reshape(2, 6)),
+    "transpose": ([BATCH_A], lambda x: eg.transpose(x, (3, 0, 2, 1)),
+                  lambda x: x.permute(3, 0, 2, 1)),
+    "broadcast_to": ([COL], lambda x: eg.broadcast_to(x, (2, 3, 4)),
+                     lambda x: x.expand(2, 3, 4)),
+    "expand_squeeze": ([COL], lambda x: eg.squeeze(eg.expand_dims(x, 0), 2),
+                       lambda x: x.unsqueeze(0).squeeze(2)),
+    "concat": ([A, B], lambda x, y: eg.concat([x, y], 1), lambda x, y: T.cat([x, y], 1)),
+    "stack": ([A, B], lambda x, y: eg.stack([x, y], 1), lambda x, y: T.stack([x, y], 1)),
+    "getitem_slice": ([A], lambda x: x[1:, ::2], lambda x: x[1:, ::2]),
+    "getitem_repeats": ([A], lambda x: x[[0, 2, 0]], lambda x: x[[0, 2, 0]]),
+    "getitem_pairs": ([A], lambda x: x[[0, 2, 2], [1, 1, 3]], lambda x: x[[0, 2, 2], [1, 1, 3]]),
+    "gather_rows": ([A], lambda x: eg.gather(x, eg.tensor(INDEX[:3], device=x.device), 0),
+                    lambda x: x[INDEX[:3]]),
+    "gather_cols": ([A], lambda x: eg.gather(x, eg.tensor(INDEX, device=x.device), 1),
+                    lambda x: x[:, INDEX]),
+    "relu": ([A], eg.nn.relu, T.relu),
+    "leaky_relu": ([A], lambda x: eg.nn.leaky_relu(x, 0.01),
+                   lambda x: T.nn.functional.leaky_relu(x, 0.01)),
+    "sigmoid": ([A * 5], eg.nn.sigmoid, T.sigmoid),
+    "tanh": ([A], eg.nn.tanh, T.tanh),
+    "softmax": ([A], lambda x: eg.nn.softmax(x, 0), lambda x: T.softmax(x, 0)),
+    "log_softmax": ([A], eg.nn.log_softmax, lambda x: T.log_softmax(x, -1)),
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_values_and_gradients_match_pytorch(device, name):
+    inputs, ours, theirs = CASES[name]
+    mine = [eg.tensor(a, device=device, requires_grad=True) for a in inputs]
+    ref = [torch.tensor(a, requires_grad=True) for a in inputs]
+    out, want = ours(*mine), theirs(*ref)
+    assert out.shape == tuple(want.shape)
+    np.testing.assert_allclose(out.numpy(), want.detach().numpy(), rtol=1e-10, atol=1e-12)
+    weights = np.random.default_rng(0).uniform(0.5, 1.5, size=out.shape)
+    (out * eg.tensor(weights, device=device)).sum().backward()
+    (want * torch.tensor(weights)).sum().backward()
+    for i, (m, r) in enumerate(zip(mine, ref)):
+        np.testing.assert_allclose(m.grad.numpy(), r.grad.numpy(), rtol=1e-10, atol=1e-12,
+                                   err_msg=f"{name}: gradient of input {i}")
+
+
+def test_max_tie_rules_match_pytorch():
+    """reduce_max splits ties like torch.amax; elementwise maximum gives ties to the first
+    input like TF (PyTorch splits them: a documented difference)."""
+    x = np.array([[2.0, 2.0, 1.0], [3.0, 3.0, 3.0]])
+    ours = eg.tensor(x, requires_grad=True)
+    theirs = torch.tensor(x, requires_grad=True)
+    eg.reduce_max(ours, 1).sum().backward()
+    theirs.amax(1).sum().backward()
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy())
+    a, b = eg.tensor([1.0], requires_grad=True), eg.tensor([1.0], requires_grad=True)
+    eg.maximum(a, b).sum().backward()
+    assert (a.grad.item(), b.grad.item()) == (1.0, 0.0)
+
+
+def test_second_derivatives_match_pytorch():
+    x0 = np.array([0.3, -1.2, 2.0])
+    x = eg.tensor(x0, requires_grad=True)
+    (g,) = eg.grad((eg.sigmoid(x) * eg.exp(x)).sum(), [x], create_graph=True)
+    (h,) = eg.grad(g.sum(), [x])
+    tx = torch.tensor(x0, requires_grad=True)
+    (tg,) = torch.autograd.grad((torch.sigmoid(tx) * torch.exp(tx)).sum(), tx,
+                                create_graph=True)
+    (th,) = torch.autograd.grad(tg.sum(), tx)
+    np.testing.assert_allclose(g.numpy(), tg.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(h.numpy(), th.numpy(), rtol=1e-12)
+
+
+def test_dropout_scaling_matches_pytorch():
+    """Same inverted scaling as torch.nn.functional.dropout: kept values are x / (1 - p)."""
+    x = np.full((100,), 3.0)
+    ours = eg.nn.dropout(eg.tensor(x), rate=0.4, seed=0).numpy()
+    torch.manual_seed(0)
+    theirs = torch.nn.functional.dropout(torch.tensor(x), p=0.4).numpy()
+    assert set(np.unique(ours)) == set(np.unique(theirs)) == {0.0, 3.0 / 0.6}
