@@ -1,7 +1,7 @@
 """Activation functions and dropout: the non-linearities between layers."""
 from .base import Op, apply
 from ..devices import device
-from .math import cast, exp, multiply
+from .math import cast, exp, multiply, to_float
 from .random import random_uniform
 from .reduce import reduce_sum
 
@@ -95,19 +95,19 @@ def leaky_relu(x, alpha=0.2):
 
 
 def sigmoid(x):
-    return apply(Sigmoid(), x)
+    return apply(Sigmoid(), to_float(x))
 
 
 def tanh(x):
-    return apply(Tanh(), x)
+    return apply(Tanh(), to_float(x))
 
 
 def softmax(x, axis=-1):
-    return apply(Softmax(axis), x)
+    return apply(Softmax(axis), to_float(x))
 
 
 def log_softmax(x, axis=-1):
-    return apply(LogSoftmax(axis), x)
+    return apply(LogSoftmax(axis), to_float(x))
 
 
 def dropout(x, rate=0.5, training=True, seed=None):

@@ -4,7 +4,7 @@ Binary ops broadcast; their backward returns gradients of the *broadcast* shape 
 reduces them to each input's shape in one place (``sum_to_shape``).
 """
 from .base import Op, apply, broadcast_rule_failure
-from ..tensor import as_dtype
+from ..tensor import as_dtype, float32
 
 
 class Elementwise(Op):
@@ -247,7 +247,8 @@ def multiply(x, y):
 
 
 def divide(x, y):
-    return apply(Divide(), x, y)
+    """x / y, true division: integers give float32, as in PyTorch."""
+    return apply(Divide(), to_float(x), to_float(y))
 
 
 def negative(x):
@@ -266,15 +267,15 @@ def square(x):
 
 
 def sqrt(x):
-    return apply(Sqrt(), x)
+    return apply(Sqrt(), to_float(x))
 
 
 def exp(x):
-    return apply(Exp(), x)
+    return apply(Exp(), to_float(x))
 
 
 def log(x):
-    return apply(Log(), x)
+    return apply(Log(), to_float(x))
 
 
 def abs(x):
@@ -312,6 +313,14 @@ def cast(x, dtype):
     if getattr(x, "dtype", None) == dtype:
         return x
     return apply(Cast(dtype), x)
+
+
+def to_float(x):
+    """Integer input to an op that only makes sense on reals (exp, log, /, mean...) becomes
+    float32, as in PyTorch; numpy would silently compute in float64."""
+    if getattr(x, "dtype", float32).kind in "iub":
+        return cast(x, float32)
+    return x
 
 
 def logical_not(x):

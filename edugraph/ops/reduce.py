@@ -2,7 +2,7 @@
 import math
 
 from .base import Op, apply, broadcast_like, reduction_axes
-from .math import cast, equal, exp
+from .math import cast, equal, exp, to_float
 from .shape import expand_dims
 
 
@@ -122,7 +122,7 @@ def reduce_sum(x, axis=None, keepdims=False):
 
 
 def reduce_mean(x, axis=None, keepdims=False):
-    return apply(Mean(axis, keepdims), x)
+    return apply(Mean(axis, keepdims), to_float(x))
 
 
 def reduce_max(x, axis=None, keepdims=False):
@@ -135,7 +135,7 @@ def reduce_min(x, axis=None, keepdims=False):
 
 
 def logsumexp(x, axis=None, keepdims=False):
-    return apply(LogSumExp(axis, keepdims), x)
+    return apply(LogSumExp(axis, keepdims), to_float(x))
 
 
 reduce_logsumexp = logsumexp
