@@ -187,3 +187,16 @@ def test_matmul_with_vectors(device, shapes_ab):
     assert got.shape == np.matmul(a, b).shape
     np.testing.assert_allclose(got.numpy(), a @ b, rtol=1e-12)
     gradcheck(eg.matmul, a, b, device=device, name="matmul")
+
+
+@pytest.mark.parametrize("fn", [eg.exp, eg.log, eg.sqrt, eg.sigmoid, eg.tanh, eg.softmax,
+                                eg.log_softmax, eg.reduce_mean, eg.logsumexp,
+                                lambda x: x / 2, lambda x: 1 / x, lambda x: x ** 0.5],
+                         ids=["exp", "log", "sqrt", "sigmoid", "tanh", "softmax",
+                              "log_softmax", "mean", "logsumexp", "x/2", "1/x", "x**0.5"])
+def test_integer_inputs_to_real_ops_give_float32(device, fn):
+    """As in PyTorch: numpy would silently switch to float64, which then clashes with float32."""
+    x = on(device, [1, 2, 4])
+    got = fn(x)
+    assert got.dtype == eg.float32
+    np.testing.assert_allclose(got.numpy(), fn(on(device, [1.0, 2.0, 4.0])).numpy())
