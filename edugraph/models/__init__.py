@@ -1,2 +1,7 @@
-"""models."""
-__all__ = []
+"""Keras-style models: ``eg.Sequential``, ``eg.Model`` (functional and subclassed), ``eg.Input``,
+with ``compile`` / ``fit`` / ``evaluate`` / ``predict``, callbacks and weight saving."""
+from . import callbacks, metrics
+from .model import Input, Model
+from .sequential import Sequential
+
+__all__ = ["Sequential", "Model", "Input", "callbacks"]

@@ -1,0 +1,294 @@
+"""Dataset: an input pipeline built from small steps, as ``tf.data`` does it.
+
+Each method returns a *new* Dataset describing one more step; nothing runs until you iterate::
+
+    ds = (Dataset.from_tensor_slices((images, labels))
+          .shuffle(1000, seed=0).map(augment, num_parallel_calls=4).batch(32).prefetch(2))
+    for x, y in ds: ...                     # device tensors, on the current device
+
+Two steps hide waiting (the lecture's point about keeping the GPU busy):
+
+* ``map(fn, num_parallel_calls=k)`` runs ``fn`` on up to k elements at once in threads
+  (results keep their order), so slow preprocessing (decoding, reading files) overlaps;
+* ``prefetch(n)`` runs everything before it in a background thread that stays up to n
+  elements ahead, so producing the next batch overlaps with training on this one.
+
+Threads help whenever the work releases Python's global lock: waiting for disk or network,
+sleeping, and most numpy/CuPy maths on large arrays.
+"""
+import concurrent.futures
+import math
+import os
+import queue
+import threading
+
+import numpy as np
+
+from ..devices import current_device
+from ..ops import random as _random
+from ..tensor import Tensor
+
+__all__ = ["Dataset", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY"]
+
+AUTOTUNE = -1                   # "pick for me": as many parallel calls as CPU cores
+INFINITE_CARDINALITY, UNKNOWN_CARDINALITY = -1, -2
+
+
+def _structure(value, fn):
+    if isinstance(value, dict):
+        return {k: _structure(v, fn) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_structure(v, fn) for v in value)
+    return fn(value)
+
+
+def _leaves(value):
+    if isinstance(value, dict):
+        for v in value.values():
+            yield from _leaves(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _leaves(v)
+    else:
+        yield value
+
+
+def _host(value):
+    """Any leaf (tensor, array, number) → a host numpy array."""
+    return value.numpy() if isinstance(value, Tensor) else np.asarray(value)
+
+
+def _cpu_tensor(value):
+    return value if isinstance(value, Tensor) and value.device.kind == "cpu" else \
+        Tensor(_host(value))
+
+
+class Dataset:
+    """A re-iterable stream of elements (tensors, or tuples/dicts of them)."""
+
+    def __init__(self, make_iterator, cardinality=UNKNOWN_CARDINALITY):
+        self._make_iterator = make_iterator       # () → a fresh Python iterator of elements
+        self._cardinality = cardinality
+
+    # ------------------------------------------------------------------ sources
+    @staticmethod
+    def from_tensor_slices(tensors):
+        """One element per row of ``tensors`` (an array, or a tuple/dict of arrays with the
+        same first dimension): ``from_tensor_slices((x, y))`` yields ``(x[i], y[i])``."""
+        arrays = _structure(tensors, _host)
+        sizes = {a.shape[0] if a.ndim else None for a in _leaves(arrays)}
+        if None in sizes or len(sizes) != 1:
+            shapes = [a.shape for a in _leaves(arrays)]
+            raise ValueError(f"from_tensor_slices: every component needs the same first "
+                             f"dimension (the number of examples); got shapes {shapes}.")
+        n = sizes.pop()
+
+        def iterate():
+            for i in range(n):
+                yield _structure(arrays, lambda a: Tensor(a[i]))
+        return Dataset(iterate, n)
+
+    @staticmethod
+    def from_generator(generator, length=None):
+        """Elements from ``generator()`` (called afresh for each pass over the data)."""
+        def iterate():
+            for element in generator():
+                yield _structure(element, _cpu_tensor)
+        return Dataset(iterate, UNKNOWN_CARDINALITY if length is None else length)
+
+    @staticmethod
+    def range(*args):
+        """0, 1, ..., like Python's ``range`` (int64 scalars)."""
+        r = range(*args)
+        return Dataset(lambda: (Tensor(np.array(i)) for i in r), len(r))
+
+    # ------------------------------------------------------------------ steps
+    def map(self, fn, num_parallel_calls=None):
+        """``fn(element)`` for each element (tuples are unpacked into arguments, as in TF);
+        with ``num_parallel_calls`` several at once in threads, results in the input order."""
+        def call(element):
+            out = fn(*element) if isinstance(element, tuple) else fn(element)
+            return _structure(out, _cpu_tensor)
+        workers = (os.cpu_count() or 1) if num_parallel_calls == AUTOTUNE else num_parallel_calls
+        if not workers or workers == 1:
+            return Dataset(lambda: (call(e) for e in self._make_iterator()), self._cardinality)
+
+        def iterate():
+            with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+                pending = []
+                for element in self._make_iterator():
+                    pending.append(pool.submit(call, element))
+                    if len(pending) >= workers:        # keep `workers` calls in flight
+                        yield pending.pop(0).result()
+                while pending:
+                    yield pending.pop(0).result()
+        return Dataset(iterate, self._cardinality)
+
+    def batch(self, batch_size, drop_remainder=False):
+        """Stack ``batch_size`` consecutive elements into one (a new first axis)."""
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {batch_size}.")
+
+        def stack(elements):
+            first = elements[0]
+            flat = [list(_leaves(e)) for e in elements]
+            stacked = iter([Tensor(np.stack([_host(f[i]) for f in flat]))
+                            for i in range(len(flat[0]))])
+            return _structure(first, lambda _: next(stacked))
+
+        def iterate():
+            group = []
+            for element in self._make_iterator():
+                group.append(element)
+                if len(group) == batch_size:
+                    yield stack(group)
+                    group = []
+            if group and not drop_remainder:
+                yield stack(group)
+        n = self._cardinality
+        if n >= 0:
+            n = n // batch_size if drop_remainder else math.ceil(n / batch_size)
+        return Dataset(iterate, n)
+
+    def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=True):
+        """Random order from a buffer of ``buffer_size`` elements: each step emits a random
+        element of the buffer and refills its place (a buffer ≥ the dataset's size gives a
+        uniform shuffle). A ``seed`` makes the order reproducible."""
+        passes = iter(range(2 ** 62))
+
+        def iterate():
+            n = next(passes) if reshuffle_each_iteration else 0
+            rng = np.random.default_rng([seed, n]) if seed is not None else \
+                _random._generator(np)
+            buffer = []
+            for element in self._make_iterator():
+                if len(buffer) < buffer_size:
+                    buffer.append(element)
+                    continue
+                i = int(rng.integers(len(buffer)))
+                yield buffer[i]
+                buffer[i] = element
+            while buffer:
+                yield buffer.pop(int(rng.integers(len(buffer))))
+        return Dataset(iterate, self._cardinality)
+
+    def repeat(self, count=None):
+        """The dataset ``count`` times over (forever if None)."""
+        def iterate():
+            n = 0
+            while count is None or n < count:
+                n += 1
+                yield from self._make_iterator()
+        n = self._cardinality
+        card = INFINITE_CARDINALITY if count is None else (n * count if n >= 0 else n)
+        return Dataset(iterate, card)
+
+    def take(self, count):
+        """At most the first ``count`` elements."""
+        def iterate():
+            if count <= 0:
+                return
+            for i, element in enumerate(self._make_iterator()):
+                yield element
+                if i + 1 >= count:
+                    return
+        n = self._cardinality
+        return Dataset(iterate, count if n == INFINITE_CARDINALITY else
+                       (min(n, count) if n >= 0 else n))
+
+    def skip(self, count):
+        def iterate():
+            for i, element in enumerate(self._make_iterator()):
+                if i >= count:
+                    yield element
+        n = self._cardinality
+        return Dataset(iterate, max(n - count, 0) if n >= 0 else n)
+
+    def filter(self, predicate):
+        """Only the elements for which ``predicate(element)`` is true."""
+        def keep(element):
+            result = predicate(*element) if isinstance(element, tuple) else predicate(element)
+            return bool(_host(result))
+        return Dataset(lambda: (e for e in self._make_iterator() if keep(e)))
+
+    def prefetch(self, buffer_size=1):
+        """Produce up to ``buffer_size`` elements ahead in a background thread."""
+        if buffer_size == AUTOTUNE:
+            buffer_size = 2
+        if buffer_size < 1:
+            raise ValueError(f"prefetch needs a buffer of at least 1, got {buffer_size}.")
+
+        def iterate():
+            producer = _Prefetcher(self._make_iterator, buffer_size)
+            try:
+                yield from producer
+            finally:                        # the consumer stopped early: stop the thread too
+                producer.stop.set()
+        return Dataset(iterate, self._cardinality)
+
+    # ------------------------------------------------------------------ using it
+    def __iter__(self):
+        """Elements as tensors on the current device (the one in effect when iteration starts)."""
+        device = current_device()
+        for element in self._make_iterator():
+            yield _structure(element, lambda t: _cpu_tensor(t).to(device)
+                             if device.kind != "cpu" else _cpu_tensor(t))
+
+    def cardinality(self):
+        """The number of elements, or INFINITE_CARDINALITY (-1) / UNKNOWN_CARDINALITY (-2)."""
+        return self._cardinality
+
+    def __len__(self):
+        if self._cardinality < 0:
+            raise TypeError("The length of this dataset is "
+                            f"{'infinite' if self._cardinality == -1 else 'unknown'}.")
+        return self._cardinality
+
+    def as_numpy_iterator(self):
+        """Elements as host numpy arrays."""
+        for element in self._make_iterator():
+            yield _structure(element, _host)
+
+    def __repr__(self):
+        return f"<Dataset cardinality={self._cardinality}>"
+
+
+class _Prefetcher:
+    """An iterator whose producer runs in a daemon thread, ``size`` elements ahead."""
+
+    _DONE = object()
+
+    def __init__(self, make_iterator, size):
+        self.queue = queue.Queue(maxsize=size)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._produce, args=(make_iterator,), daemon=True)
+        self.thread.start()
+
+    def _produce(self, make_iterator):
+        try:
+            for element in make_iterator():
+                if not self._put(element):
+                    return
+            self._put(self._DONE)
+        except BaseException as error:          # re-raised in the consumer's thread
+            self._put(error)
+
+    def _put(self, item):
+        while not self.stop.is_set():
+            try:
+                self.queue.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        item = self.queue.get()
+        if item is self._DONE:
+            raise StopIteration
+        if isinstance(item, BaseException):
+            raise item
+        return item

@@ -1,0 +1,364 @@
+"""Model: layers wired together, plus Keras's training loop (compile / fit / evaluate / predict).
+
+Three ways to make one, as in Keras:
+
+* ``Sequential([...])``: a stack of layers (see ``sequential.py``);
+* functional: ``x = eg.Input((64,)); y = Dense(10)(Dense(32)(x)); Model(x, y)`` — several
+  inputs and outputs and shared layers allowed; calling a layer on an ``Input`` only records
+  the wiring, running the model replays it in order;
+* subclassing: define ``call(self, inputs, training=False)`` (or PyTorch's ``forward``).
+
+``fit`` is the plain loop one would write by hand: for each batch, run the model in training
+mode, add the layers' regularisation ``losses``, differentiate, and let the optimizer apply the
+gradients. It runs eagerly, on the current device (``with eg.device('/gpu:0'):``).
+"""
+import numpy as np
+
+from . import callbacks as callbacks_module, metrics as metrics_module
+from .. import autodiff, losses as losses_module, train
+from ..context import no_grad
+from ..devices import current_device
+from ..nn.module import KerasTensor, Module, _flat
+from ..ops import random as _random
+from ..tensor import Tensor, as_dtype, tensor
+
+__all__ = ["Model", "Input"]
+
+
+def Input(shape, dtype="float32", name=None):
+    """The start of a functional model: ``eg.Input((28, 28, 1))`` (the batch axis is implicit)."""
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    return KerasTensor((None,) + shape, dtype, name=name)
+
+
+_OPTIMIZERS = {"sgd": ("GradientDescentOptimizer", 0.01), "adam": ("AdamOptimizer", 0.001),
+               "rmsprop": ("RMSPropOptimizer", 0.001), "adagrad": ("AdagradOptimizer", 0.001),
+               "momentum": ("MomentumOptimizer", 0.01), "adadelta": ("AdadeltaOptimizer", 1.0)}
+
+
+def _optimizer(identifier):
+    """An ``eg.train`` optimizer from a Keras name ("adam") with Keras's default learning rate."""
+    if not isinstance(identifier, str):
+        return identifier
+    if identifier.lower() not in _OPTIMIZERS:
+        raise ValueError(f"Unknown optimizer {identifier!r}. Known: "
+                         f"{', '.join(sorted(_OPTIMIZERS))}, or pass an eg.train optimizer.")
+    class_name, lr = _OPTIMIZERS[identifier.lower()]
+    cls = getattr(train, class_name, None)
+    if cls is None:
+        raise NotImplementedError(f"compile(optimizer={identifier!r}) needs "
+                                  f"eg.train.{class_name}, which this edugraph does not have.")
+    return cls(lr, momentum=0.9) if class_name == "MomentumOptimizer" else cls(lr)
+
+
+class Model(Module):
+    """A trainable network: ``Model(inputs, outputs)`` (functional) or a subclass with ``call``."""
+
+    def __init__(self, inputs=None, outputs=None, name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.optimizer = self.loss = None
+        self.stop_training = False
+        self._nodes = None
+        if inputs is not None or outputs is not None:
+            self._wire(inputs, outputs)
+
+    # ------------------------------------------------------------------ functional wiring
+    def _wire(self, inputs, outputs):
+        self.inputs, self.outputs = inputs, outputs
+        given = {id(t) for t in _flat([inputs])}
+        order, seen = [], set()
+
+        def visit(t):                       # depth first: a layer call after all its inputs
+            if id(t) in seen:
+                return
+            seen.add(id(t))
+            if t.layer is None:
+                if id(t) not in given:
+                    raise ValueError(f"Model '{self.name}': the outputs depend on an Input "
+                                     f"{t} that is not among the model's inputs.")
+                return
+            for i in _flat(t.inputs):
+                visit(i)
+            order.append(t)
+        for out in _flat([outputs]):
+            if not isinstance(out, KerasTensor):
+                raise TypeError(f"Model outputs must come from layers called on eg.Input(...), "
+                                f"got {type(out).__name__}.")
+            visit(out)
+        self._nodes = order
+        for node in order:
+            if node.layer.name not in self._modules:
+                self._modules[node.layer.name] = node.layer
+        self.built = True
+        self.output_shape = _structure(outputs, lambda t: t.shape)
+
+    def call(self, inputs, training=False):
+        if self._nodes is None:
+            raise NotImplementedError(f"{type(self).__name__}: define call() / forward(), or "
+                                      "build the model as Model(inputs, outputs).")
+        values = {}
+        for t, v in zip(_flat([self.inputs]), _flat([inputs])):
+            values[id(t)] = v
+        for node in self._nodes:
+            args = [_structure(a, lambda t: values[id(t)]) for a in node.inputs]
+            values[id(node)] = node.layer(*args, training=training, **node.kwargs)
+        return _structure(self.outputs, lambda t: values[id(t)])
+
+    @property
+    def layers(self):
+        return self.summary_layers()
+
+    def get_layer(self, name):
+        for layer in self.layers:
+            if layer.name == name:
+                return layer
+        raise ValueError(f"No layer named {name!r}; layers: {[l.name for l in self.layers]}.")
+
+    def summary(self, print_fn=print):
+        if not self.built:
+            raise ValueError(f"Model '{self.name}' is not built yet, so its shapes are unknown. "
+                             "Give the first layer an input_shape=..., start with eg.Input, or "
+                             "call the model on a batch first.")
+        super().summary(print_fn)
+
+    # ------------------------------------------------------------------ Keras training API
+    def compile(self, optimizer="rmsprop", loss=None, metrics=None, loss_weights=None):
+        """Choose the optimizer (name or ``eg.train`` optimizer), loss(es) and metrics."""
+        self.optimizer = _optimizer(optimizer)
+        self.loss = loss
+        self._loss_fns = [losses_module.get(l) for l in loss] \
+            if isinstance(loss, (list, tuple)) else losses_module.get(loss) if loss else None
+        self._loss_weights = loss_weights
+        self._metrics = [metrics_module.get(m) for m in (metrics or [])]
+
+    @property
+    def learning_rate(self):
+        return float(self.optimizer.learning_rate)
+
+    @learning_rate.setter
+    def learning_rate(self, value):
+        self.optimizer.learning_rate = value
+
+    def _total_loss(self, y_true, y_pred):
+        if self._loss_fns is None:
+            raise ValueError(f"Model '{self.name}' has no loss: call compile(loss=...) first.")
+        outputs, targets = list(_flat([y_pred])), list(_flat([y_true]))
+        if len(outputs) != len(targets):
+            raise ValueError(f"Model '{self.name}' has {len(outputs)} outputs but got "
+                             f"{len(targets)} label arrays.")
+        fns = self._loss_fns if isinstance(self._loss_fns, list) else \
+            [self._loss_fns] * len(outputs)
+        weights = self._loss_weights or [1.0] * len(outputs)
+        total = None
+        for fn, w, t, p in zip(fns, weights, targets, outputs):
+            term = fn(t, p) * w if w != 1.0 else fn(t, p)
+            total = term if total is None else total + term
+        return total
+
+    def _metric_values(self, y_true, y_pred):
+        outputs, targets = list(_flat([y_pred])), list(_flat([y_true]))
+        logs = {}
+        for i, (t, p) in enumerate(zip(targets, outputs)):
+            prefix = f"output_{i}_" if len(outputs) > 1 else ""
+            for name, fn in self._metrics:
+                logs[prefix + name] = fn(t, p).item()
+        return logs
+
+    def train_step(self, x, y):
+        """One optimisation step on one batch; returns the batch's loss and metrics."""
+        variables = self.trainable_variables
+        y_pred = self(x, training=True)
+        loss = self._total_loss(y, y_pred)
+        for term in self.losses:
+            loss = loss + term
+        grads = autodiff.grad(loss, variables, allow_unused=True)
+        self.optimizer.apply_gradients([(g, v) for g, v in zip(grads, variables)
+                                        if g is not None])
+        with no_grad():
+            return {"loss": loss.item(), **self._metric_values(y, y_pred.detach()
+                                                               if isinstance(y_pred, Tensor)
+                                                               else y_pred)}
+
+    def test_step(self, x, y):
+        with no_grad():
+            y_pred = self(x, training=False)
+            loss = self._total_loss(y, y_pred)
+            for term in self.losses:
+                loss = loss + term
+            return {"loss": loss.item(), **self._metric_values(y, y_pred)}
+
+    def fit(self, x=None, y=None, batch_size=32, epochs=1, verbose=1, callbacks=None,
+            validation_split=0.0, validation_data=None, shuffle=True, initial_epoch=0):
+        """Train for ``epochs`` passes over (x, y) or over a ``eg.data.Dataset`` of (x, y);
+        returns a ``History`` (``history.history["loss"]``...)."""
+        if self.optimizer is None:
+            raise ValueError(f"Model '{self.name}' must be compiled before fit: "
+                             "model.compile(optimizer='adam', loss=...).")
+        if validation_split and validation_data is None:
+            x, y, validation_data = _split(x, y, validation_split)
+        batches = _Batches(x, y, batch_size, shuffle, self.dtype)
+        history = callbacks_module.History()
+        cbs = list(callbacks or []) + [history]
+        if verbose:
+            cbs.append(callbacks_module.ProgressBar(epochs, batches.steps, verbose))
+        for cb in cbs:
+            cb.set_model(self)
+        self.stop_training = False
+        for cb in cbs:
+            cb.on_train_begin()
+        for epoch in range(initial_epoch, epochs):
+            for cb in cbs:
+                cb.on_epoch_begin(epoch)
+            totals, seen = {}, 0
+            for step, (xb, yb) in enumerate(batches):
+                for cb in cbs:
+                    cb.on_train_batch_begin(step)
+                batch_logs = self.train_step(xb, yb)
+                n = _batch_size(xb)
+                seen += n
+                for k, v in batch_logs.items():
+                    totals[k] = totals.get(k, 0.0) + v * n
+                running = {k: v / seen for k, v in totals.items()}
+                for cb in cbs:
+                    cb.on_train_batch_end(step, running)
+            logs = {k: v / max(seen, 1) for k, v in totals.items()}
+            if validation_data is not None:
+                val = self.evaluate(*_xy(validation_data), batch_size=batch_size, verbose=0,
+                                    return_dict=True)
+                logs.update({f"val_{k}": v for k, v in val.items()})
+            for cb in cbs:
+                cb.on_epoch_end(epoch, logs)
+            if self.stop_training:
+                break
+        for cb in cbs:
+            cb.on_train_end()
+        return history
+
+    def evaluate(self, x=None, y=None, batch_size=32, verbose=0, return_dict=False):
+        """The loss (and metrics) over the whole data, in inference mode."""
+        totals, seen = {}, 0
+        for xb, yb in _Batches(x, y, batch_size, False, self.dtype):
+            n = _batch_size(xb)
+            seen += n
+            for k, v in self.test_step(xb, yb).items():
+                totals[k] = totals.get(k, 0.0) + v * n
+        logs = {k: v / max(seen, 1) for k, v in totals.items()}
+        if verbose:
+            print(" - ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
+        if return_dict:
+            return logs
+        values = list(logs.values())
+        return values[0] if len(values) == 1 else values
+
+    def predict(self, x, batch_size=32, verbose=0):
+        """The model's outputs for ``x`` as numpy arrays (inference mode, batch by batch)."""
+        parts = []
+        with no_grad():
+            for xb, _ in _Batches(x, None, batch_size, False, self.dtype):
+                parts.append(_structure(self(xb, training=False), lambda t: t.numpy()))
+        if not parts:
+            raise ValueError("predict: the input is empty.")
+        if isinstance(parts[0], (list, tuple)):
+            return [np.concatenate(p) for p in zip(*parts)]
+        return np.concatenate(parts)
+
+    # ------------------------------------------------------------------ saving
+    def save_weights(self, path):
+        """Weights, and the optimizer's state when compiled, into one ``.npz`` file: loading
+        both into a fresh model of the same architecture continues training exactly."""
+        arrays = {f"weights/{n}": v.numpy() for n, v in self.named_variables()}
+        if self.optimizer is not None and hasattr(self.optimizer, "get_state"):
+            index = {id(v): n for n, v in self.named_variables()}
+            for key, value in self.optimizer.get_state(index).items():
+                arrays[f"optimizer/{key}"] = value
+        np.savez(path, **arrays)
+
+    def load_weights(self, path):
+        with np.load(path) as stored:
+            weights = {k[len("weights/"):]: stored[k] for k in stored.files
+                       if k.startswith("weights/")}
+            if not weights:            # a file written by Module.save_weights
+                weights = {k: stored[k] for k in stored.files}
+            if not self.built:
+                raise ValueError(f"Model '{self.name}' must be built before loading weights "
+                                 "(give input_shape, or call it on a batch).")
+            self._load_named(weights, "weights")
+            state = {k[len("optimizer/"):]: stored[k] for k in stored.files
+                     if k.startswith("optimizer/")}
+            if state and self.optimizer is not None and hasattr(self.optimizer, "set_state"):
+                self.optimizer.set_state(state, dict(self.named_variables()))
+
+
+# ----------------------------------------------------------------------------- data helpers
+def _structure(value, fn):
+    """Apply ``fn`` to each leaf of a (possibly nested) list/tuple/dict structure."""
+    if isinstance(value, dict):
+        return {k: _structure(v, fn) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_structure(v, fn) for v in value)
+    return fn(value)
+
+
+def _batch_size(x):
+    return len(next(_flat([x])))
+
+
+def _xy(data):
+    if isinstance(data, (list, tuple)) and len(data) == 2:
+        return data
+    return data, None
+
+
+def _split(x, y, fraction):
+    """The last ``fraction`` of the examples become validation data (Keras: before shuffling)."""
+    n = len(next(_flat([x])))
+    cut = int(n * (1 - fraction))
+    head = _structure(x, lambda a: a[:cut]), _structure(y, lambda a: a[:cut])
+    return head[0], head[1], (_structure(x, lambda a: a[cut:]), _structure(y, lambda a: a[cut:]))
+
+
+def _to_device(value, float_dtype):
+    """Host data → a tensor on the current device; floats as the model's dtype (Keras casts)."""
+    if isinstance(value, Tensor):
+        if value.dtype.kind == "f" and value.dtype != float_dtype:
+            return value.to(float_dtype)
+        return value
+    array = np.asarray(value)
+    dtype = float_dtype if array.dtype.kind == "f" else None
+    return tensor(array, dtype=dtype, device=current_device())
+
+
+class _Batches:
+    """Batches of (x, y) from arrays (shuffled each epoch if asked) or from a Dataset."""
+
+    def __init__(self, x, y, batch_size, shuffle, float_dtype):
+        self.float_dtype = as_dtype(float_dtype)
+        self.dataset = x if hasattr(x, "__iter__") and hasattr(x, "batch") else None
+        if self.dataset is not None:
+            self.steps = self.dataset.cardinality() if hasattr(self.dataset, "cardinality") \
+                else None
+            return
+        if x is None:
+            raise ValueError("No input data: pass x (and y), or a Dataset of (x, y) pairs.")
+        self.x, self.y, self.batch_size, self.shuffle = x, y, batch_size, shuffle
+        self.n = len(next(_flat([x])))
+        for a in _flat([x, y] if y is not None else [x]):
+            if len(a) != self.n:
+                raise ValueError(f"All inputs and labels need the same number of examples; "
+                                 f"got {self.n} and {len(a)}.")
+        self.steps = -(-self.n // batch_size)
+
+    def __iter__(self):
+        if self.dataset is not None:
+            for element in self.dataset:
+                x, y = element if isinstance(element, (list, tuple)) else (element, None)
+                yield (_structure(x, lambda v: _to_device(v, self.float_dtype)),
+                       _structure(y, lambda v: _to_device(v, self.float_dtype)) if y is not None
+                       else None)
+            return
+        order = _random._generator(np).permutation(self.n) if self.shuffle else None
+        for start in range(0, self.n, self.batch_size):
+            index = slice(start, start + self.batch_size) if order is None else \
+                order[start:start + self.batch_size]
+            pick = lambda a: _to_device(np.asarray(a)[index], self.float_dtype)  # noqa: E731
+            yield _structure(self.x, pick), (None if self.y is None else _structure(self.y, pick))
