@@ -1,2 +1,17 @@
 """Static mode (TF1): Graph, placeholder, Session, gradients, control flow, traced functions."""
-__all__ = []
+from .core import (Graph, Operation, SymbolicTensor, constant, control_dependencies,
+                   disable_eager_execution, enable_eager_execution, executing_eagerly,
+                   get_default_graph, group, name_scope, no_op, placeholder,
+                   reset_default_graph)
+from .gradients import gradients
+from .session import ConfigProto, InteractiveSession, Session
+from .shapes import TensorShape
+from .variables import (global_variables, global_variables_initializer,
+                        initialize_all_variables, trainable_variables, variables_initializer)
+
+__all__ = ["Graph", "Operation", "SymbolicTensor", "TensorShape", "constant",
+           "control_dependencies", "disable_eager_execution", "enable_eager_execution",
+           "executing_eagerly", "get_default_graph", "group", "name_scope", "no_op",
+           "placeholder", "reset_default_graph", "gradients", "ConfigProto",
+           "InteractiveSession", "Session", "global_variables", "global_variables_initializer",
+           "initialize_all_variables", "trainable_variables", "variables_initializer"]

@@ -1,0 +1,91 @@
+"""``eg.gradients(ys, xs)``: backprop *builds more graph* (TF1's ``tf.gradients``).
+
+The same reverse walk as eager ``backward()``, but on symbolic tensors: every op's ``backward``
+is written with framework ops, so calling it here adds gradient nodes (under ``gradients/``)
+that a Session can fetch and the inspector can show. Gradients of gradients come for free.
+"""
+from ..ops.base import Op, sum_to_shape
+from .core import Operation, SymbolicTensor
+
+
+class OnesLike(Op):
+    """Ones of ``x``'s run-time shape: the seed dy/dy = 1 (shape may be unknown until fed)."""
+
+    name, differentiable = "ones_like", False
+
+    def forward(self, xp, x):
+        return xp.ones_like(x)
+
+    def static_shape(self, x):
+        return x.shape, x.dtype
+
+
+def gradients(ys, xs, grad_ys=None, name="gradients", stop_gradients=None):
+    """d(sum of ys)/d(x) for each x in xs, as new graph tensors; None where ys ignore x."""
+    ys = list(ys) if isinstance(ys, (list, tuple)) else [ys]
+    single = not isinstance(xs, (list, tuple))
+    xs = [xs] if single else list(xs)
+    grad_ys = list(grad_ys) if isinstance(grad_ys, (list, tuple)) else [grad_ys] * len(ys)
+    for t in ys + xs:
+        if not isinstance(t, SymbolicTensor):
+            raise TypeError(f"eg.gradients needs graph tensors; got {type(t).__name__}. In "
+                            "eager mode use eg.GradientTape or loss.backward().")
+    graph = ys[0].graph
+    stops = {t for t in stop_gradients or ()}
+    between = _ops_between(ys, xs, stops)
+    with graph.name_scope(name):
+        grads = {}
+        for y, g in zip(ys, grad_ys):
+            seed = graph.create_op(OnesLike(), (y,), name="grad_ys") if g is None else g
+            _accumulate(grads, y, seed)
+        wanted, found = set(xs), {}
+        for op in sorted(between, key=lambda o: o._id, reverse=True):
+            out = op.outputs[0]
+            grad = grads.pop(out, None)
+            if grad is None:
+                continue
+            if out in wanted:
+                found[out] = grad
+            if not op.inputs or not op.eg_op.differentiable or out in stops:
+                continue
+            with graph.name_scope(op.name + "_grad"):
+                input_grads = op.eg_op.backward(grad, out, *op.inputs)
+                for inp, g in zip(op.inputs, input_grads):
+                    if g is not None and inp.requires_grad and inp.op in between:
+                        _accumulate(grads, inp, sum_to_shape(g, inp))
+    result = [found.get(x) for x in xs]
+    return result[0] if single else result
+
+
+def _accumulate(grads, tensor, grad):
+    """Where branches meet, gradients add up."""
+    grads[tensor] = grads[tensor] + grad if tensor in grads else grad
+
+
+def _ops_between(ys, xs, stops):
+    """Ops on some path from an x to a y: only they need gradient nodes."""
+    reaches_y = set()
+    stack = [y.op for y in ys]
+    while stack:
+        op = stack.pop()
+        if op in reaches_y:
+            continue
+        reaches_y.add(op)
+        if op.outputs and op.outputs[0] in stops:
+            continue
+        stack.extend(t.op for t in op.inputs)
+    from_x = set()
+    stack = [x.op for x in xs if x.op in reaches_y]
+    consumers = {}
+    for op in reaches_y:
+        for t in op.inputs:
+            consumers.setdefault(t.op, []).append(op)
+    while stack:
+        op = stack.pop()
+        if op in from_x:
+            continue
+        from_x.add(op)
+        stack.extend(consumers.get(op, ()))
+    return from_x
+
+

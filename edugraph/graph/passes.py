@@ -1,0 +1,297 @@
+"""Graph optimisation passes: each takes a graph and its outputs and returns a new, better graph.
+
+Sessions and traced functions run ``optimize(...)``'s result, never the graph as written:
+
+* ``prune``: keep only what the outputs need (why an unfetched ``assign`` never runs);
+* ``fold_constants``: compute now whatever depends on constants only — with the shapes known,
+  gradient seeds (ones) and their broadcasts become constants — and drop ``x * 1``, ``x + 0``;
+* ``eliminate_common_subexpressions``: the same op on the same inputs is computed once;
+* ``fuse_elementwise``: a chain of elementwise ops becomes one step that reuses one buffer.
+
+Each pass can be switched off (``eg.function(..., passes=[...])``) and each intermediate graph
+is a normal ``Graph``: the inspector can draw the graph before and after.
+"""
+import numpy as np
+
+from ..ops import activation, base, math, random, shape as shape_ops
+from ..ops.base import Op
+from .core import Const, Graph, Operation, Placeholder, SymbolicTensor
+
+
+def rewrite(graph, outputs, visit=None, keep=None):
+    """Copy ``graph``'s ops for which ``keep(op)`` holds into a new Graph, in order.
+    ``visit(op, inputs, new_graph, mapping)`` may return a replacement for the op's output
+    (or the op), or None to copy it; ``mapping`` takes old tensors and ops to new ones."""
+    new = Graph()
+    mapping = {}
+    for op in graph.get_operations():
+        if keep is not None and not keep(op):
+            continue
+        inputs = [mapping.get(t) for t in op.inputs]
+        replacement = visit(op, inputs, new, mapping) if visit is not None else None
+        if replacement is None:
+            replacement = _copy(op, inputs, new, mapping)
+        if isinstance(replacement, Operation):
+            mapping[op] = replacement
+        else:
+            mapping[op] = replacement.op
+            if op.outputs:
+                mapping[op.outputs[0]] = replacement
+    return new, [mapping[o] for o in outputs]
+
+
+def _copy(op, inputs, new, mapping):
+    out = op.outputs[0] if op.outputs else None
+    controls = [mapping[c] for c in op.control_inputs if c in mapping]
+    result = new.add_operation(op.eg_op, inputs, out.shape if out is not None else None,
+                               out.dtype if out is not None else None, op.name, controls)
+    node = result if isinstance(result, Operation) else result.op
+    node._device, node.device = op._device, op.device
+    if hasattr(op, "_exec_inputs"):
+        node._exec_inputs = tuple(mapping[t] for t in op._exec_inputs)
+    return result
+
+
+def _is_pure(op):
+    return not getattr(op.eg_op, "stateful", False) and not isinstance(op.eg_op, random.RandomOp)
+
+
+# ----------------------------------------------------------------------------- prune
+def prune(graph, outputs, feeds=()):
+    """Only the ops that ``outputs`` (tensors or ops) need; fed tensors become placeholders."""
+    fed = set(feeds)
+    needed, stack = set(), [o if isinstance(o, Operation) else o.op for o in outputs]
+    stack += [t.op for t in outputs if isinstance(t, SymbolicTensor) and t in fed]
+    while stack:
+        op = stack.pop()
+        if op in needed:
+            continue
+        needed.add(op)
+        if op.outputs and op.outputs[0] in fed:
+            continue
+        stack.extend(t.op for t in getattr(op, "_exec_inputs", op.inputs))
+        stack.extend(op.control_inputs)
+
+    def visit(op, inputs, new, mapping):
+        if op.outputs and op.outputs[0] in fed:
+            t = op.outputs[0]
+            return new.add_operation(Placeholder(t.dtype, t.shape), (), t.shape, t.dtype, op.name)
+        return None
+
+    return rewrite(graph, outputs, visit, keep=_closed(needed, fed).__contains__)
+
+
+def _closed(needed, fed):
+    """``needed`` plus every input of a kept op (so edges can be copied), fed or not."""
+    closed, stack = set(), list(needed)
+    while stack:
+        op = stack.pop()
+        if op in closed:
+            continue
+        closed.add(op)
+        if not (op.outputs and op.outputs[0] in fed):
+            stack.extend(t.op for t in op.inputs)
+    return closed
+
+
+# ----------------------------------------------------------------------------- fold constants
+_SHAPE_ONLY = (base.BroadcastLike, base.SumToShapeOf, shape_ops.ReshapeLike)
+
+
+def fold_constants(graph, outputs):
+    """Ops on constants become constants; ``x * 1`` and ``x + 0`` become ``x``."""
+    from .gradients import OnesLike
+
+    def value(t):
+        return t.op.eg_op.value if isinstance(t.op.eg_op, Const) else None
+
+    def visit(op, inputs, new, mapping):
+        if not op.outputs or not _is_pure(op):
+            return None
+        out = op.outputs[0]
+        eg_op = op.eg_op
+        if isinstance(eg_op, OnesLike) and out.shape.is_fully_defined():
+            return _const(new, np.ones(out.shape, out.dtype), op)
+        values = [value(t) for t in inputs]
+        if isinstance(eg_op, _SHAPE_ONLY) and values[0] is not None and \
+                inputs[1].shape.is_fully_defined():
+            values[1] = np.empty(inputs[1].shape, inputs[1].dtype)   # only its shape is read
+        if all(v is not None for v in values):
+            return _const(new, np.asarray(eg_op.forward(np, *values)), op)
+        return _identity_of(eg_op, inputs, values, out)
+
+    return rewrite(graph, outputs, visit)
+
+
+def _const(graph, array, op):
+    array.flags.writeable = False           # shared by every run: nobody may change it
+    t = graph.add_operation(Const(array), (), array.shape, array.dtype, op.name)
+    t.op._device, t.op.device = op._device, op.device
+    return t
+
+
+def _identity_of(eg_op, inputs, values, out):
+    """``x * 1``, ``1 * x``, ``x + 0``, ``0 + x``, ``x - 0``, ``x / 1`` → ``x`` (same shape)."""
+    unit = {math.Multiply: 1, math.Divide: 1, math.Add: 0, math.Subtract: 0}.get(type(eg_op))
+    if unit is None:
+        return None
+    sides = (0, 1) if isinstance(eg_op, (math.Multiply, math.Add)) else (0,)
+    for keep in sides:
+        other = values[1 - keep]
+        x = inputs[keep]
+        if other is not None and x.shape == out.shape and x.dtype == out.dtype and \
+                out.shape.is_fully_defined() and np.all(other == unit):
+            return x
+    return None
+
+
+# ----------------------------------------------------------------------------- CSE
+def eliminate_common_subexpressions(graph, outputs):
+    """Identical pure ops on identical inputs are computed once."""
+    seen = {}
+
+    def visit(op, inputs, new, mapping):
+        if not op.outputs or not _is_pure(op):
+            return None
+        key = _signature(op, inputs)
+        if key is None:
+            return None
+        if key not in seen:
+            seen[key] = _copy(op, inputs, new, mapping)
+        return seen[key]
+
+    return rewrite(graph, outputs, visit)
+
+
+def _signature(op, inputs):
+    if op.control_inputs:
+        return None
+    attrs = op.eg_op.attributes()
+    if isinstance(op.eg_op, Const):
+        array = op.eg_op.value
+        if array.size > 64:
+            return None
+        attrs = (array.dtype.str, array.shape, array.tobytes())
+    try:
+        return (type(op.eg_op), repr(attrs) if not isinstance(attrs, tuple) else attrs,
+                tuple(id(t) for t in inputs), op.device)
+    except Exception:
+        return None
+
+
+# ----------------------------------------------------------------------------- fusion
+_UFUNCS = {math.Add: "add", math.Subtract: "subtract", math.Multiply: "multiply",
+           math.Divide: "true_divide", math.Maximum: "maximum", math.Minimum: "minimum",
+           math.Negative: "negative", math.Square: "square", math.Sqrt: "sqrt",
+           math.Exp: "exp", math.Log: "log", math.Abs: "absolute", activation.Tanh: "tanh"}
+
+
+def _ufunc_of(eg_op):
+    if isinstance(eg_op, math.Compare):
+        return eg_op.ufunc
+    if isinstance(eg_op, activation.Relu):
+        return "relu"
+    if isinstance(eg_op, math.Cast):
+        return "cast"
+    return _UFUNCS.get(type(eg_op))
+
+
+class FusedElementwise(Op):
+    """Several elementwise ops as one step: each writes into a temporary that dies there, so
+    a chain of n ops allocates one array instead of n (less memory traffic than numpy)."""
+
+    name = "fused"
+
+    def __init__(self, program, labels):
+        # [(ufunc, dtype, args, reuse, shape)]: args are ("in", i) or ("tmp", j) references;
+        # ``reuse`` is the position of a temporary argument to write the result into
+        self.program = program
+        self.labels = labels            # the fused ops' names, for the inspector
+
+    def forward(self, xp, *inputs):
+        temps = []
+        for ufunc, dtype, args, reuse, _ in self.program:
+            values = [inputs[i] if kind == "in" else temps[i] for kind, i in args]
+            out = temps[args[reuse][1]] if reuse is not None else None
+            if ufunc == "cast":
+                result = values[0].astype(dtype)
+            elif ufunc == "relu":
+                result = xp.maximum(values[0], 0, out=out)
+            else:
+                result = getattr(xp, ufunc)(*values, out=out)
+            temps.append(result)
+        return temps[-1]
+
+    def attributes(self):
+        return {"ops": self.labels}
+
+
+def fuse_elementwise(graph, outputs):
+    """Merge each elementwise op into its only consumer when that is elementwise too."""
+    consumers = {}
+    for op in graph.get_operations():
+        for t in op.inputs:
+            consumers.setdefault(t, []).append(op)
+        for c in op.control_inputs:
+            consumers.setdefault(c, []).append(op)
+    output_set = {o for o in outputs}
+
+    def fusable(op):
+        return op.outputs and _is_pure(op) and _ufunc_of(op.eg_op) is not None and \
+            not op.control_inputs
+
+    def absorbed(op):
+        """Is ``op`` computed inside its consumer's fused step?"""
+        out = op.outputs[0] if op.outputs else None
+        users = consumers.get(out, [])
+        return fusable(op) and out not in output_set and op not in consumers and \
+            len(users) == 1 and fusable(users[0]) and users[0].device == op.device and \
+            sum(t is out for t in users[0].inputs) == 1
+
+    def visit(op, inputs, new, mapping):
+        if not fusable(op) or not any(absorbed(t.op) for t in op.inputs):
+            return None
+        program, ext, labels = [], [], []
+        _build(op, program, ext, labels, absorbed)
+        out = op.outputs[0]
+        t = new.add_operation(FusedElementwise(program, labels), [mapping[x] for x in ext],
+                              out.shape, out.dtype, op.name)
+        t.op._device, t.op.device = op._device, op.device
+        return t
+
+    return rewrite(graph, outputs, visit, keep=lambda op: not absorbed(op))
+
+
+def _build(op, program, ext, labels, absorbed):
+    """Append ``op``'s sub-expression to ``program``; returns the temp index of its result."""
+    args, out = [], op.outputs[0]
+    for t in op.inputs:
+        if absorbed(t.op):
+            args.append(("tmp", _build(t.op, program, ext, labels, absorbed)))
+        else:
+            index = next((i for i, e in enumerate(ext) if e is t), None)
+            if index is None:          # (tensors compare elementwise with ==: match by identity)
+                index = len(ext)
+                ext.append(t)
+            args.append(("in", index))
+    reuse = None
+    for position, (kind, index) in enumerate(args):
+        source = program[index] if kind == "tmp" else None
+        if source is not None and source[4] == out.shape and source[1] == out.dtype and \
+                out.shape.is_fully_defined() and len(out.shape) and _ufunc_of(op.eg_op) != "cast":
+            # (0-d results are numpy scalars, not arrays: nothing to write into)
+            reuse = position            # the temporary dies here: write the result into it
+            break
+    labels.append(op.name)
+    program.append((_ufunc_of(op.eg_op), out.dtype, tuple(args), reuse, out.shape))
+    return len(program) - 1
+
+
+DEFAULT_PASSES = (fold_constants, eliminate_common_subexpressions, fuse_elementwise)
+
+
+def optimize(graph, outputs, passes=DEFAULT_PASSES):
+    """Run ``passes`` in order; returns the final graph and its outputs."""
+    for optimization in passes:
+        graph, outputs = optimization(graph, outputs)
+    return graph, outputs

@@ -1,0 +1,293 @@
+"""Session: runs (parts of) a graph and holds the variables' values (TF1's ``tf.Session``).
+
+``sess.run(fetches, feed_dict)`` computes only what the fetches need. For each new
+(fetches, feeds) signature the Session compiles a *plan*: prune the graph to what is needed,
+optimise it (``passes.py``), and lay it out as a flat list of steps over numbered slots. The
+plan is cached, so a training loop pays for compiling once and then just walks the list.
+"""
+import collections
+
+import numpy as np
+
+from .. import devices
+from ..errors import InvalidArgumentError
+from ..ops.base import Op
+from ..tensor import Tensor
+from . import passes
+from .core import Operation, SymbolicTensor, get_default_graph
+
+_default_sessions = []
+
+
+def default_session(graph=None):
+    if not _default_sessions:
+        raise ValueError("Cannot evaluate tensor using `eval()`: No default session is "
+                         "registered. Use `with sess.as_default():` or pass session=sess.")
+    return _default_sessions[-1]
+
+
+class ConfigProto:
+    """Session options: ``log_device_placement`` prints where each node runs;
+    ``allow_soft_placement`` is accepted for TF1 code (missing devices raise a clear error)."""
+
+    def __init__(self, log_device_placement=False, allow_soft_placement=False, **ignored):
+        self.log_device_placement = log_device_placement
+        self.allow_soft_placement = allow_soft_placement
+
+
+class Session:
+    """``with eg.Session() as sess: sess.run(fetches, feed_dict={...})``."""
+
+    def __init__(self, target="", graph=None, config=None, optimize=True):
+        self.graph = graph or get_default_graph()
+        self.config = config or ConfigProto()
+        self.optimize = optimize
+        self._variables = {}            # GraphVariable → its value (an array on its device)
+        self._plans = {}
+        self._closed = False
+
+    # ------------------------------------------------------------------ context management
+    def __enter__(self):
+        _default_sessions.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        _default_sessions.remove(self)
+        self.close()
+
+    def as_default(self):
+        session = self
+
+        class _Default:
+            def __enter__(self):
+                _default_sessions.append(session)
+                return session
+
+            def __exit__(self, *exc):
+                _default_sessions.remove(session)
+        return _Default()
+
+    def close(self):
+        """Free the variables' values; running afterwards is an error."""
+        self._closed = True
+        self._variables.clear()
+        self._plans.clear()
+
+    # ------------------------------------------------------------------ running
+    def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+        """Values of ``fetches`` (a tensor, op, name, or nested list/tuple/dict of them)."""
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        flat, rebuild = _flatten_fetches(fetches, self.graph)
+        feeds = self._feeds(feed_dict) if feed_dict else {}
+        key = (tuple(map(id, flat)), frozenset(map(id, feeds)))
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = Plan(self, flat, list(feeds))
+        return rebuild(plan.run(feeds))
+
+    def make_callable(self, fetches, feed_list=()):
+        """A function running ``fetches`` with values for ``feed_list`` as its arguments."""
+        feed_list = list(feed_list)
+        return lambda *values: self.run(fetches, dict(zip(feed_list, values)))
+
+    def _feeds(self, feed_dict):
+        feeds = {}
+        for key, value in feed_dict.items():
+            t = self.graph.as_graph_element(key) if isinstance(key, str) else key
+            if isinstance(t, Operation) or not isinstance(t, SymbolicTensor):
+                raise TypeError(f"The feed_dict key {key!r} is not a graph tensor; feed "
+                                "placeholders (or other tensors) of this Session's graph.")
+            if t.graph is not self.graph:
+                raise ValueError(f"Tensor {t.name} fed in feed_dict is not an element of "
+                                 "this Session's graph.")
+            if isinstance(value, Tensor):
+                if value.graph is not None:
+                    raise TypeError("The value of a feed cannot be a symbolic tensor "
+                                    f"({value.name}); feed numbers or arrays, or "
+                                    "sess.run() it first.")
+                value = value.numpy()
+            array = np.asarray(value, dtype=t.dtype)
+            if not t.shape.is_compatible_with(array.shape):
+                raise ValueError(f"Cannot feed value of shape {array.shape} for Tensor "
+                                 f"'{t.name}', which has shape '{t.shape}'")
+            feeds[t] = array
+        return feeds
+
+    def list_devices(self):
+        return devices.list_devices()
+
+
+class InteractiveSession(Session):
+    """A Session that makes itself the default at once (for notebooks: ``t.eval()``)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        _default_sessions.append(self)
+
+    def close(self):
+        if self in _default_sessions:
+            _default_sessions.remove(self)
+        super().close()
+
+
+class _CopyTo(Op):
+    """A transfer between devices that the plan inserts where a node's inputs live elsewhere."""
+
+    def __init__(self, source, target):
+        self.source, self.target = source, target
+
+    def forward(self, xp, x):
+        return self.target.put(self.source.get(x))
+
+
+class Plan:
+    """The compiled form of one (fetches, feeds) signature: steps over numbered value slots."""
+
+    def __init__(self, session, fetches, feeds):
+        graph = session.graph
+        targets = [f for f in fetches if f is not None]
+        pruned, outputs = passes.prune(graph, targets + feeds, feeds)
+        if session.optimize:
+            pruned, outputs = passes.optimize(pruned, outputs)
+        self.graph = pruned                 # the optimised graph this plan runs (inspectable)
+        outputs, fed_new = outputs[:len(targets)], outputs[len(targets):]
+        slots = {}
+
+        def slot(t):
+            return slots.setdefault(t, len(slots))
+
+        self.feed_slots = [(orig, slot(new)) for orig, new in zip(feeds, fed_new)]
+        fed = set(fed_new)
+        needed = _needed(pruned, outputs, fed)
+        self.steps, initial = [], {}
+        log = session.config.log_device_placement
+        for op in pruned.get_operations():
+            if op not in needed or (op.outputs and op.outputs[0] in fed) or not op.outputs:
+                continue
+            device = op._device
+            if log:
+                print(f"{op.name}: ({op.type}): /job:localhost/replica:0/task:0"
+                      f"/device:{device.kind.upper()}:{device.index}")
+            out = op.outputs[0]
+            if hasattr(op.eg_op, "value"):      # constants are put on their device once
+                initial[slot(out)] = device.put(np.array(op.eg_op.value))
+                continue
+            ins = []
+            for t in getattr(op, "_exec_inputs", op.inputs):
+                source = t.op._device
+                if source is not device:    # TF1 places copies between devices for you
+                    copied = slots[(t, device)] = len(slots)
+                    copy = _bind(_CopyTo(source, device).forward, None)
+                    self.steps.append((copy, (slot(t),), copied, op))
+                    ins.append(copied)
+                else:
+                    ins.append(slot(t))
+            if getattr(op.eg_op, "stateful", False):
+                fn = op.eg_op.session_step(session, op)
+            else:
+                fn = _bind(op.eg_op.forward, device.xp)
+            self.steps.append((fn, tuple(ins), slot(out), op))
+        self.initial = [initial.get(i) for i in range(len(slots))]
+        self.fetch_slots = [None if f is None or isinstance(o, Operation) else slot(o)
+                            for f, o in zip(fetches, _pad(fetches, outputs))]
+        self.fetch_devices = [None if s is None else o.op._device
+                              for s, o in zip(self.fetch_slots, _pad(fetches, outputs))]
+        stateful = {slot(op.outputs[0]) for op in pruned.get_operations()
+                    if op.outputs and op.outputs[0] in slots and
+                    getattr(op.eg_op, "stateful", False)}
+        self.copy_out = [s in stateful for s in self.fetch_slots]
+
+    def run(self, feeds):
+        values = list(self.initial)
+        for t, i in self.feed_slots:
+            values[i] = t.op._device.put(feeds[t]) if t.op._device.kind != "cpu" else feeds[t]
+        for fn, ins, out, op in self.steps:
+            try:
+                values[out] = fn(*[values[i] for i in ins])
+            except (ValueError, IndexError, TypeError, ZeroDivisionError) as e:
+                if isinstance(e, InvalidArgumentError):
+                    raise
+                shapes = [tuple(values[i].shape) for i in ins]
+                raise InvalidArgumentError(
+                    f"{op.eg_op.explain_failure(shapes)}\n\t [[node {op.name} "
+                    f"({op.type})]]", op) from e
+        results = []
+        for i, device, copy in zip(self.fetch_slots, self.fetch_devices, self.copy_out):
+            if i is None:
+                results.append(None)
+                continue
+            value = device.get(values[i])
+            if copy and value is values[i]:
+                value = value.copy()            # a variable's storage must not leak out
+            results.append(value[()] if value.ndim == 0 else value)
+        return results
+
+
+def _bind(fn, xp):
+    return lambda *arrays: fn(xp, *arrays)
+
+
+def _pad(fetches, outputs):
+    """``outputs`` lined up with ``fetches`` (None fetches have no output)."""
+    it = iter(outputs)
+    return [None if f is None else next(it) for f in fetches]
+
+
+def _needed(graph, outputs, fed):
+    """The ops that must run: backwards from the outputs over executed inputs and controls."""
+    needed, stack = set(), [o if isinstance(o, Operation) else o.op for o in outputs]
+    while stack:
+        op = stack.pop()
+        if op in needed:
+            continue
+        needed.add(op)
+        if op.outputs and op.outputs[0] in fed:
+            continue
+        stack.extend(t.op for t in getattr(op, "_exec_inputs", op.inputs))
+        stack.extend(op.control_inputs)
+    return needed
+
+
+def _flatten_fetches(fetches, graph):
+    """Nested fetches → a flat list of graph elements and a function rebuilding the nesting."""
+    flat = []
+
+    def visit(f):
+        if isinstance(f, (list, tuple)) and not _is_namedtuple(f):
+            parts = [visit(x) for x in f]
+            return lambda values: type(f)(p(values) for p in parts)
+        if _is_namedtuple(f):
+            parts = [visit(x) for x in f]
+            return lambda values: type(f)(*[p(values) for p in parts])
+        if isinstance(f, dict):
+            parts = {k: visit(v) for k, v in f.items()}
+            return lambda values: type(f)((k, p(values)) for k, p in parts.items())
+        if isinstance(f, collections.abc.Mapping):
+            raise TypeError(f"Fetch mapping of type {type(f).__name__} is not supported.")
+        if f is None:
+            raise TypeError("Fetch argument None has invalid type <class 'NoneType'>")
+        element = _element(f, graph)
+        index = len(flat)
+        flat.append(element)
+        return lambda values: values[index]
+
+    rebuild = visit(fetches)
+    return flat, rebuild
+
+
+def _element(f, graph):
+    if isinstance(f, str) or isinstance(f, (SymbolicTensor, Operation)):
+        try:
+            element = graph.as_graph_element(f)
+        except ValueError:
+            raise ValueError(f"Fetch argument {f!r} cannot be interpreted as a Tensor. "
+                             f"({f.name} is not an element of this graph.)") from None
+        return element
+    raise TypeError(f"Fetch argument {f!r} has invalid type {type(f)}, must be a string or "
+                    f"Tensor. (Can not convert a {type(f).__name__} into a Tensor or "
+                    "Operation.)")
+
+
+def _is_namedtuple(f):
+    return isinstance(f, tuple) and hasattr(f, "_fields")

@@ -1,0 +1,179 @@
+"""Static shapes: what a symbolic tensor's shape is known to be before anything runs.
+
+A dimension is a number or ``None`` (unknown until fed, printed ``?`` as in TF1); a placeholder
+made with ``shape=None`` has unknown rank. Shape rules for the common ops are written out here,
+so building a graph over 3000×4000 tensors does no 3000×4000 work; any other op is run once on
+tiny stand-in arrays to see what comes out.
+"""
+import numpy as np
+
+from ..errors import ShapeError
+from ..ops import activation, base, linalg, math, random, reduce, shape as shape_ops
+
+
+class TensorShape(tuple):
+    """A tuple of dimensions (ints or None) that prints like TF1: ``(?, 3)``."""
+
+    rank_known = True
+
+    def __new__(cls, dims):
+        if dims is None:
+            return UNKNOWN
+        return super().__new__(cls, [None if d is None or d == -1 else int(d) for d in dims])
+
+    @property
+    def ndims(self):
+        return len(self) if self.rank_known else None
+
+    def as_list(self):
+        return list(self)
+
+    def is_fully_defined(self):
+        return self.rank_known and None not in tuple(self)
+
+    def is_compatible_with(self, dims):
+        """Could an array of shape ``dims`` be a value of this tensor?"""
+        if not self.rank_known:
+            return True
+        return len(dims) == len(self) and all(d is None or d == n for d, n in zip(self, dims))
+
+    def __str__(self):
+        if not self.rank_known:
+            return "<unknown>"
+        parts = ["?" if d is None else str(d) for d in self]
+        return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+
+    __repr__ = __str__
+
+
+class _UnknownRank(TensorShape):
+    rank_known = False
+
+    def __new__(cls):
+        return tuple.__new__(cls, ())
+
+    def __contains__(self, item):
+        return item is None             # every dimension is unknown
+
+    def __len__(self):
+        raise ShapeError("This tensor's rank is unknown (a placeholder made with shape=None); "
+                         "give the placeholder a shape, e.g. shape=(None, 3).")
+
+    def __eq__(self, other):
+        return False
+
+    __hash__ = tuple.__hash__
+
+
+UNKNOWN = _UnknownRank()
+
+
+def broadcast(shapes, op_name):
+    """The broadcast of static shapes; an unknown size meeting a known one takes the known."""
+    if any(not s.rank_known for s in shapes):
+        return UNKNOWN
+    ndim = max(len(s) for s in shapes)
+    out = []
+    for axis in range(-ndim, 0):
+        sizes = [s[axis] for s in shapes if len(s) >= -axis]
+        known = {n for n in sizes if n is not None and n != 1}
+        if len(known) > 1:
+            raise ShapeError(base.broadcast_rule_failure(op_name, [tuple(s) for s in shapes]))
+        if known:
+            out.append(known.pop())
+        elif None in sizes:
+            out.append(None)
+        else:
+            out.append(1)
+    return TensorShape(out)
+
+
+def _elementwise(op, *xs):
+    dtype = np.result_type(*[x.dtype for x in xs[-2:]])
+    if isinstance(op, math.Compare):
+        dtype = np.dtype(bool)
+    return broadcast([x.shape for x in xs], op.name), dtype
+
+
+def _same(op, x, *rest):
+    return x.shape, x.dtype
+
+
+def _matmul(op, a, b):
+    if not (a.shape.rank_known and b.shape.rank_known):
+        return UNKNOWN, a.dtype
+    if a.shape[-1] is not None and b.shape[-2] is not None and a.shape[-1] != b.shape[-2]:
+        raise ShapeError(op.explain_failure([tuple(a.shape), tuple(b.shape)]))
+    batch = broadcast([TensorShape(a.shape[:-2]), TensorShape(b.shape[:-2])], op.name)
+    return TensorShape(tuple(batch) + (a.shape[-2], b.shape[-1])), a.dtype
+
+
+def _reduction(op, x):
+    if not x.shape.rank_known:
+        return UNKNOWN, x.dtype
+    axes = base.reduction_axes(op.axis, len(x.shape))
+    dims = [1 if i in axes else d for i, d in enumerate(x.shape)] if op.keepdims else \
+        [d for i, d in enumerate(x.shape) if i not in axes]
+    dtype = x.dtype if x.dtype.kind == "f" or not isinstance(op, reduce.Mean) else np.float64
+    return TensorShape(dims), dtype
+
+
+def _like_second(op, x, like, *rest):
+    return like.shape, x.dtype
+
+
+def _made(op, *inputs):
+    return TensorShape(op.shape), op.dtype
+
+
+_RULES = {}
+for _cls in (math.Add, math.Subtract, math.Multiply, math.Divide, math.Pow, math.Maximum,
+             math.Minimum, math.Where, math.Compare):
+    _RULES[_cls] = _elementwise
+for _cls in (math.Negative, math.Square, math.Sqrt, math.Exp, math.Log, math.Abs, math.Sign,
+             math.Clip, activation.Relu, activation.LeakyRelu, activation.Sigmoid,
+             activation.Tanh, activation.Softmax, activation.LogSoftmax, shape_ops.Identity):
+    _RULES[_cls] = _same
+for _cls in (reduce.Sum, reduce.Mean, reduce.Max, reduce.Min):
+    _RULES[_cls] = _reduction
+for _cls in (base.SumToShapeOf, base.BroadcastLike, shape_ops.ReshapeLike):
+    _RULES[_cls] = _like_second
+for _cls in (random.Fill, random.RandomNormal, random.RandomUniform):
+    _RULES[_cls] = _made
+_RULES[linalg.MatMul] = _matmul
+_RULES[math.Cast] = lambda op, x: (x.shape, op.dtype)
+_RULES[math.LogicalNot] = lambda op, x: (x.shape, np.dtype(bool))
+
+
+def infer(op, inputs):
+    """(static shape, dtype) of ``op``'s output on symbolic ``inputs``."""
+    rule = _RULES.get(type(op))
+    if rule is not None:
+        return rule(op, *inputs)
+    if hasattr(op, "static_shape"):            # graph-only ops (placeholder, const...) know theirs
+        return op.static_shape(*inputs)
+    return _by_trial(op, inputs)
+
+
+def _by_trial(op, inputs):
+    """Run ``op`` on small stand-ins: unknown sizes become 2, then 3; what changes is unknown."""
+    if any(not x.shape.rank_known for x in inputs):
+        return UNKNOWN, inputs[0].dtype
+    results = []
+    for fill in (2, 3) if any(None in x.shape for x in inputs) else (2,):
+        arrays = [_stand_in(x, fill) for x in inputs]
+        try:
+            with np.errstate(all="ignore"):
+                results.append(np.asarray(op.forward(np, *arrays)))
+        except (ValueError, IndexError, TypeError) as e:
+            raise ShapeError(op.explain_failure([tuple(x.shape) for x in inputs])) from e
+    first = results[0]
+    dims = [d if all(r.shape[i] == d for r in results) else None
+            for i, d in enumerate(first.shape)]
+    return TensorShape(dims), first.dtype
+
+
+def _stand_in(x, fill):
+    shape = tuple(fill if d is None else d for d in x.shape)
+    # ones (not zeros): no division by zero; integer inputs are indices, so 0 is always valid
+    return np.zeros(shape, x.dtype) if x.dtype.kind in "iub" else np.ones(shape, x.dtype)

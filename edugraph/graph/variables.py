@@ -1,0 +1,108 @@
+"""Graph variables: state that persists across ``Session.run`` calls — but only in a Session.
+
+``w = eg.Variable(eg.random_normal((D, H)))`` in a graph adds a variable node ``w`` and an
+initializer ``w/Assign``. Each Session keeps its own value for ``w``; until the initializer has
+run there, reading ``w`` fails (TF1: ``FailedPreconditionError: Attempting to use uninitialized
+value w``). ``w.assign(...)`` only *builds* an assign node: it changes nothing until it is run.
+"""
+from .. import variable as _variable
+from ..tensor import Tensor
+from .core import SymbolicTensor, get_default_graph, group, constant
+from .ops import Assign, ReadVariable
+
+GLOBAL_VARIABLES, TRAINABLE_VARIABLES = "variables", "trainable_variables"
+
+
+class GraphVariable(SymbolicTensor, _variable.Variable):
+    """``eg.Variable(...)`` inside a graph: a node whose value lives in each Session."""
+
+    def __init__(self, initial_value, trainable=True, name=None, dtype=None):
+        graph = get_default_graph()
+        if callable(initial_value):
+            initial_value = initial_value()
+        with graph.control_dependencies(None):      # initial values never wait for others
+            node = graph.add_operation(ReadVariable(self), (), None, None, name or "Variable")
+            with graph.name_scope(node.name + "/"):
+                if not isinstance(initial_value, SymbolicTensor):
+                    initial_value = constant(initial_value, dtype=dtype, name="initial_value")
+                elif dtype is not None and initial_value.dtype != dtype:
+                    from ..ops.math import cast
+                    initial_value = cast(initial_value, dtype)
+        super().__init__(node, 0, initial_value.shape, initial_value.dtype)
+        node.outputs.append(self)
+        self.trainable = trainable
+        self.requires_grad = trainable and self.dtype.kind == "f"
+        self.initial_value = initial_value
+        with graph.name_scope(node.name + "/"), graph.control_dependencies(None):
+            self.initializer = self._assign_node(initial_value, "assign", "Assign").op
+        graph.add_to_collection(GLOBAL_VARIABLES, self)
+        if trainable:
+            graph.add_to_collection(TRAINABLE_VARIABLES, self)
+
+    def _assign_node(self, value, mode, name):
+        if not isinstance(value, Tensor) or value.graph is None:
+            value = constant(value, dtype=self.dtype)
+        if value.dtype != self.dtype:
+            raise TypeError(f"{mode} to variable '{self.op.name}' ({self.dtype}) needs a "
+                            f"{self.dtype} value, not {value.dtype}; cast it with eg.cast.")
+        if value.shape.rank_known and not self.shape.is_compatible_with(value.shape) and \
+                not (mode != "assign" and value.shape == ()):
+            raise ValueError(f"Shapes {self.shape} and {value.shape} are incompatible: cannot "
+                             f"{mode} a value of shape {value.shape} to variable "
+                             f"'{self.op.name}'.")
+        out = self.graph.add_operation(Assign(self, mode), (self, value), self.shape,
+                                       self.dtype, name)
+        out.op._exec_inputs = (value,)          # runs without reading the old value first
+        return out
+
+    def assign(self, value, use_locking=False, name=None, read_value=True):
+        """A node that writes ``value`` into the variable when it runs (returns the new value)."""
+        return self._assign_node(value, "assign", name or "Assign")
+
+    def assign_add(self, delta, use_locking=False, name=None, read_value=True):
+        return self._assign_node(delta, "add", name or "AssignAdd")
+
+    def assign_sub(self, delta, use_locking=False, name=None, read_value=True):
+        return self._assign_node(delta, "sub", name or "AssignSub")
+
+    def value(self):
+        return self
+
+    read_value = value
+
+    def load(self, value, session=None):
+        """Write ``value`` into the variable in ``session`` at once (TF1's ``Variable.load``)."""
+        from .session import default_session
+        session = session or default_session(self.graph)
+        session._variables[self] = self.device.put(
+            __import__("numpy").asarray(value, dtype=self.dtype))
+
+    def __repr__(self):
+        return f"<eg.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}>"
+
+    __hash__ = object.__hash__
+
+
+_variable._graph_variable_class = GraphVariable
+
+
+def global_variables(scope=None):
+    """Every variable of the default graph, in creation order."""
+    return get_default_graph().get_collection(GLOBAL_VARIABLES, scope)
+
+
+def trainable_variables(scope=None):
+    """The variables an optimizer updates by default."""
+    return get_default_graph().get_collection(TRAINABLE_VARIABLES, scope)
+
+
+def variables_initializer(var_list, name="init"):
+    return group(*[v.initializer for v in var_list], name=name)
+
+
+def global_variables_initializer():
+    """One op that runs every variable's initializer (``sess.run(init)``)."""
+    return variables_initializer(global_variables())
+
+
+initialize_all_variables = global_variables_initializer
