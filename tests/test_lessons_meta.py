@@ -1,0 +1,98 @@
+"""The lesson notebooks are fit to ship: small, stateless, executed, readable, in order.
+
+nbval (``pytest lessons/``) checks that each lesson runs and still prints what it stored; these
+tests check what nbval does not: the files themselves.
+"""
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+LESSONS = Path(__file__).resolve().parent.parent / "lessons"
+NOTEBOOKS = sorted(LESSONS.glob("*.ipynb"))
+MAX_BYTES = 1024 * 1024
+MAX_LINE = 78
+
+
+def load(path):
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def code_cells(nb):
+    return [c for c in nb["cells"] if c["cell_type"] == "code"]
+
+
+def source(cell):
+    text = cell["source"]
+    return text if isinstance(text, str) else "".join(text)
+
+
+def test_there_are_lessons():
+    assert NOTEBOOKS, f"no notebooks found in {LESSONS}"
+
+
+def test_names_are_numbered_in_order():
+    numbers = []
+    for path in NOTEBOOKS:
+        match = re.fullmatch(r"(\d\d)_[a-z0-9_]+\.ipynb", path.name)
+        assert match, f"{path.name}: lesson files are named NN_words_in_snake_case.ipynb"
+        numbers.append(int(match[1]))
+    assert numbers == sorted(set(numbers)), f"duplicate lesson numbers: {numbers}"
+    assert numbers[0] == 1, "the first lesson is number 01"
+
+
+def test_readme_lists_every_lesson():
+    readme = (LESSONS / "README.md").read_text(encoding="utf-8")
+    missing = [p.name for p in NOTEBOOKS if p.name not in readme]
+    assert not missing, f"lessons/README.md does not list {missing}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_small_enough(path):
+    size = path.stat().st_size
+    assert size < MAX_BYTES, (f"{path.name} is {size / 2**20:.2f} MiB; keep it under 1 MiB "
+                              "(strip widget state, avoid embedding plotly.js)")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_no_widget_state(path):
+    nb = load(path)
+    assert "widgets" not in nb.get("metadata", {}), (
+        f"{path.name} stores widget state in metadata.widgets; delete it after executing")
+    assert "application/vnd.jupyter.widget-state+json" not in path.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_first_cell_is_a_markdown_title(path):
+    first = load(path)["cells"][0]
+    assert first["cell_type"] == "markdown", f"{path.name}: the first cell must be markdown"
+    assert source(first).startswith("# "), f"{path.name}: the first cell starts with '# Title'"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_code_cells_are_executed_in_order(path):
+    counts = []
+    for i, cell in enumerate(code_cells(load(path))):
+        assert cell.get("execution_count") is not None, (
+            f"{path.name}: code cell {i} was never run; execute the notebook and save it "
+            "with its outputs (jupyter nbconvert --to notebook --execute --inplace)")
+        counts.append(cell["execution_count"])
+        assert not any(o.get("output_type") == "error" for o in cell.get("outputs", [])), \
+            f"{path.name}: code cell {i} stored an error"
+    assert counts == list(range(1, len(counts) + 1)), (
+        f"{path.name}: cells were run out of order ({counts}); re-run top to bottom")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_code_lines_fit_the_page(path):
+    long = [(i, line) for i, cell in enumerate(code_cells(load(path)))
+            for line in source(cell).splitlines() if len(line) > MAX_LINE]
+    assert not long, (f"{path.name}: code lines over {MAX_LINE} characters (cell, line): "
+                      f"{long[:3]}")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_ends_with_exercises(path):
+    last = [c for c in load(path)["cells"] if c["cell_type"] == "markdown"][-1]
+    assert "Exercises" in source(last), f"{path.name}: the last markdown cell holds exercises"
