@@ -1,0 +1,127 @@
+"""Losses against PyTorch CPU and central differences; stability; clear errors; regularisers."""
+import numpy as np
+import pytest
+
+import edugraph as eg
+from edugraph import losses
+from tests.gradcheck import gradcheck
+
+torch = pytest.importorskip("torch")
+F = torch.nn.functional
+
+
+def both(a, device):
+    return eg.tensor(a, device=device, requires_grad=True), torch.tensor(a, requires_grad=True)
+
+
+def check_against_torch(ours_fn, theirs_fn, logits, device):
+    ours, theirs = both(logits, device)
+    value, expected = ours_fn(ours), theirs_fn(theirs)
+    value.backward()
+    expected.backward()
+    np.testing.assert_allclose(value.item(), expected.item(), rtol=1e-12)
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), atol=1e-12)
+
+
+def test_sparse_softmax_cross_entropy(device):
+    rng = np.random.default_rng(0)
+    logits, labels = rng.normal(size=(6, 4)), rng.integers(0, 4, 6)
+    check_against_torch(lambda z: losses.sparse_softmax_cross_entropy(labels, z),
+                        lambda z: F.cross_entropy(z, torch.tensor(labels)), logits, device)
+    gradcheck(lambda z: losses.sparse_softmax_cross_entropy_with_logits(labels, z), logits,
+              device=device)
+
+
+def test_softmax_cross_entropy_one_hot_and_soft_labels(device):
+    rng = np.random.default_rng(1)
+    logits = rng.normal(size=(5, 3))
+    soft = rng.dirichlet(np.ones(3), 5)
+    check_against_torch(lambda z: losses.softmax_cross_entropy(soft, z),
+                        lambda z: F.cross_entropy(z, torch.tensor(soft)), logits, device)
+    gradcheck(lambda z: losses.softmax_cross_entropy_with_logits(soft, z), logits, device=device)
+
+
+def test_cross_entropy_is_stable_for_huge_logits(device):
+    logits = np.array([[1000.0, -1000.0, 0.0], [-800.0, 800.0, 0.0]])
+    z = eg.tensor(logits, device=device, requires_grad=True)
+    loss = losses.sparse_softmax_cross_entropy([1, 1], z)
+    loss.backward()
+    np.testing.assert_allclose(loss.item(), 1000.0)                 # (2000 + 0) / 2
+    assert np.isfinite(z.grad.numpy()).all()
+    np.testing.assert_allclose(z.grad.numpy(), [[0.5, -0.5, 0], [0, 0, 0]], atol=1e-12)
+
+
+def test_sigmoid_cross_entropy(device):
+    rng = np.random.default_rng(2)
+    logits, labels = rng.normal(0, 5, size=(4, 3)), rng.integers(0, 2, (4, 3)).astype(float)
+    check_against_torch(lambda z: losses.sigmoid_cross_entropy(labels, z),
+                        lambda z: F.binary_cross_entropy_with_logits(z, torch.tensor(labels)),
+                        logits, device)
+    big = eg.tensor([[500.0, -500.0]], device=device)
+    np.testing.assert_allclose(losses.sigmoid_cross_entropy([[0.0, 1.0]], big).item(), 500.0)
+    gradcheck(lambda z: losses.sigmoid_cross_entropy_with_logits(labels, z), logits,
+              device=device)
+
+
+def test_keras_probability_losses(device):
+    rng = np.random.default_rng(3)
+    p = rng.uniform(0.05, 0.95, size=(6, 1))
+    y = rng.integers(0, 2, (6, 1)).astype(float)
+    check_against_torch(lambda q: losses.BinaryCrossentropy()(y, q),
+                        lambda q: F.binary_cross_entropy(q, torch.tensor(y)), p, device)
+    probs = rng.dirichlet(np.ones(4), 6)
+    ids = rng.integers(0, 4, 6)
+    check_against_torch(lambda q: losses.SparseCategoricalCrossentropy()(ids, q),
+                        lambda q: F.nll_loss(torch.log(q), torch.tensor(ids)), probs, device)
+    check_against_torch(lambda q: losses.get("categorical_crossentropy")(np.eye(4)[ids], q),
+                        lambda q: F.nll_loss(torch.log(q), torch.tensor(ids)), probs, device)
+    per_example = losses.sparse_categorical_crossentropy(ids[:, None], eg.tensor(probs))
+    assert per_example.shape == (6,)
+    logits = rng.normal(size=(6, 4))
+    check_against_torch(lambda z: losses.SparseCategoricalCrossentropy(from_logits=True)(ids, z),
+                        lambda z: F.cross_entropy(z, torch.tensor(ids)), logits, device)
+
+
+def test_mean_squared_error_argument_order_from_the_slides(device):
+    rng = np.random.default_rng(4)
+    a, b = rng.normal(size=(3, 2)), rng.normal(size=(3, 2))
+    check_against_torch(lambda p: losses.mean_squared_error(b, p),
+                        lambda p: F.mse_loss(p, torch.tensor(b)), a, device)
+    check_against_torch(lambda p: losses.mean_squared_error(p, b),      # tf.losses.mse(y_pred, y)
+                        lambda p: F.mse_loss(p, torch.tensor(b)), a, device)
+    check_against_torch(lambda p: losses.get("mae")(b, p),
+                        lambda p: F.l1_loss(p, torch.tensor(b)), a, device)
+
+
+def test_errors_say_what_is_wrong():
+    z = eg.tensor(np.zeros((3, 4)))
+    with pytest.raises(eg.errors.ShapeError, match=r"class ids in \[0, 4\).*\[0, 7\]"):
+        losses.sparse_softmax_cross_entropy([0, 7, 1], z)
+    with pytest.raises(eg.errors.ShapeError, match=r"shape \(3,\)"):
+        losses.sparse_softmax_cross_entropy([[0, 1, 1]], z)
+    with pytest.raises(eg.errors.ShapeError, match="must match"):
+        losses.mean_squared_error(np.zeros((3, 1)), z)
+    with pytest.raises(ValueError, match="Unknown loss 'crossentropy'"):
+        losses.get("crossentropy")
+
+
+def test_labels_follow_the_predictions_dtype_and_device(device):
+    z = eg.tensor(np.zeros((2, 2), np.float32), device=device)
+    loss = losses.mean_squared_error(np.ones((2, 2)), z)         # float64 labels, float32 preds
+    assert loss.dtype == np.float32 and loss.device.name == device
+
+
+def test_regularisers_are_graph_nodes_with_the_right_gradient(device):
+    rng = np.random.default_rng(5)
+    w = eg.tensor(rng.normal(size=(3, 2)), device=device, requires_grad=True)
+    np.testing.assert_allclose(losses.l2_loss(w).item(), (w.numpy() ** 2).sum() / 2)
+    np.testing.assert_allclose(losses.l1_loss(w).item(), np.abs(w.numpy()).sum())
+    penalty = losses.l1_l2(0.1, 0.01)(w)
+    assert penalty.grad_fn is not None
+    penalty.backward()
+    np.testing.assert_allclose(w.grad.numpy(), 0.1 * np.sign(w.numpy()) + 0.02 * w.numpy())
+    layer = eg.layers.Dense(2, kernel_regularizer=losses.l2(0.5), dtype="float64")
+    layer(eg.tensor(np.ones((1, 3))))
+    (term,) = layer.losses
+    np.testing.assert_allclose(term.item(), 0.5 * (layer.kernel.numpy() ** 2).sum())
+    gradcheck(losses.l2_loss, rng.normal(size=(2, 2)), device=device)
