@@ -3,7 +3,7 @@ from .base import Op, apply
 from ..devices import device
 from .math import cast, exp, multiply, to_float
 from .random import random_uniform
-from .reduce import reduce_sum
+from .reduce import axis_failure, reduce_sum
 
 
 class Relu(Op):
@@ -55,13 +55,20 @@ class Tanh(Op):
         return (grad * (1 - out * out),)
 
 
-class Softmax(Op):
-    r"""$e^{x_i} / \sum_j e^{x_j}$ along ``axis``, shifted by the max so nothing overflows."""
-
-    name = "softmax"
+class AlongAxis(Op):
+    """An op that normalises along one axis (the softmax family)."""
 
     def __init__(self, axis=-1):
         self.axis = axis
+
+    def explain_failure(self, shapes):
+        return axis_failure(self.name, self.axis, shapes[0])
+
+
+class Softmax(AlongAxis):
+    r"""$e^{x_i} / \sum_j e^{x_j}$ along ``axis``, shifted by the max so nothing overflows."""
+
+    name = "softmax"
 
     def forward(self, xp, x):
         e = xp.exp(x - x.max(axis=self.axis, keepdims=True))
@@ -71,11 +78,8 @@ class Softmax(Op):
         return (out * (grad - reduce_sum(grad * out, self.axis, keepdims=True)),)
 
 
-class LogSoftmax(Op):
+class LogSoftmax(AlongAxis):
     name = "log_softmax"
-
-    def __init__(self, axis=-1):
-        self.axis = axis
 
     def forward(self, xp, x):
         shifted = x - x.max(axis=self.axis, keepdims=True)

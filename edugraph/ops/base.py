@@ -36,7 +36,8 @@ class Op:
 
     def explain_failure(self, shapes):
         """Why ``forward`` failed on inputs of these shapes (override for a sharper message)."""
-        return (f"{self.name} could not be computed on inputs of shapes "
+        attrs = ", ".join(f"{k}={v!r}" for k, v in self.attributes().items())
+        return (f"{self.name}({attrs}) could not be computed on inputs of shapes "
                 f"{', '.join(map(str, shapes))}.")
 
     def attributes(self):
@@ -127,7 +128,8 @@ def broadcast_rule_failure(op_name, shapes):
                     f"at dimension {axis} (counting from the right) the sizes are "
                     f"{sorted(sizes)}; broadcasting needs them equal or one of them 1. "
                     "Reshape or transpose an input so the dimensions line up.")
-    return f"{op_name}: shapes {' and '.join(map(str, shapes))} cannot be broadcast."
+    return (f"{op_name} could not be computed on inputs of shapes "       # they broadcast: the
+            f"{' and '.join(map(str, shapes))}.")                       # values are the issue
 
 
 # ----------------------------------------------------------------- the one place broadcasting

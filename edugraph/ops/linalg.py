@@ -15,6 +15,9 @@ class MatMul(Op):
 
     def explain_failure(self, shapes):
         a, b = shapes
+        if not a or not b:
+            return (f"matmul needs inputs with at least one dimension, got shapes {a} and {b}; "
+                    "multiply by a scalar with * (eg.multiply).")
         if len(a) >= 2 and len(b) >= 2 and a[-1] != b[-2]:
             return (f"matmul: inner dimensions differ: {a} @ {b} needs a's last dimension "
                     f"({a[-1]}) to equal b's second-to-last ({b[-2]}). Transpose one input "

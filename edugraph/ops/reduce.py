@@ -10,6 +10,9 @@ class Reduction(Op):
     def __init__(self, axis=None, keepdims=False):
         self.axis, self.keepdims = axis, keepdims
 
+    def explain_failure(self, shapes):
+        return axis_failure(self.name, self.axis, shapes[0])
+
     def _spread(self, grad, x):
         """The output's gradient stretched back over the reduced axes of ``x``."""
         if not self.keepdims and self.axis is not None:
@@ -107,6 +110,13 @@ class ReducedCount(Op):
     def forward(self, xp, x):
         axes = reduction_axes(self.axis, x.ndim)
         return xp.asarray(math.prod(x.shape[a] for a in axes), dtype=x.dtype)
+
+
+def axis_failure(op_name, axis, shape):
+    """The message for an axis a tensor does not have."""
+    n = len(shape)
+    return (f"{op_name} over axis {axis}: a tensor of shape {shape} has axes "
+            f"{-n}..{n - 1}" + (" (none: it is 0-d)." if n == 0 else "."))
 
 
 def reduced_count(x, axis):

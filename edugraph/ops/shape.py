@@ -148,7 +148,8 @@ class GetItem(Op):
         return (apply(ScatterAdd(self.index), grad, x),)
 
     def explain_failure(self, shapes):
-        return f"indexing a tensor of shape {shapes[0]} with {self.index!r} failed."
+        return (f"indexing a tensor of shape {shapes[0]} with {self.index!r} failed: indices "
+                "must be integers (or booleans) within each dimension's size.")
 
 
 class ScatterAdd(Op):
@@ -244,6 +245,13 @@ class CopyTo(Op):
         return (copy_to(grad, self.source),)
 
 
+def _check_integer(op_name, indices):
+    dtype = getattr(indices, "dtype", None)
+    if dtype is not None and dtype.kind not in "iu":
+        raise TypeError(f"{op_name}: indices must be integers, got {dtype}. "
+                        "Cast them first, e.g. eg.cast(indices, eg.int64).")
+
+
 def _is_basic(index):
     parts = index if isinstance(index, tuple) else (index,)
     return all(p is None or p is Ellipsis or isinstance(p, (int, slice, np.integer))
@@ -320,11 +328,13 @@ def getitem(x, index):
 
 def gather(params, indices, axis=0):
     """``tf.gather``: rows of ``params`` at ``indices``; backward scatter-adds into those rows."""
+    _check_integer("gather", indices)
     return apply(Gather(axis), params, indices)
 
 
 def one_hot(indices, depth, dtype="float32"):
     from ..tensor import as_dtype
+    _check_integer("one_hot", indices)
     return apply(OneHot(depth, as_dtype(dtype)), indices)
 
 
