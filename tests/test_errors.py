@@ -109,3 +109,33 @@ def test_unknown_device_and_dtype():
         eg.tensor([1.0], device="tpu:0")
     with pytest.raises(TypeError):
         eg.tensor([1.0], dtype="float33")
+
+
+def test_axis_out_of_range_names_the_axes(device):
+    x = on(device, np.ones((2, 3)))
+    with pytest.raises(ShapeError, match=r"^sum over axis 5: .*\(2, 3\) has axes -2\.\.1"):
+        eg.reduce_sum(x, 5)
+    with pytest.raises(ShapeError, match=r"^max over axis \(0, 4\)"):
+        eg.reduce_max(x, (0, 4))
+    with pytest.raises(ShapeError, match=r"^log_softmax over axis 2"):
+        eg.log_softmax(x, 2)
+
+
+def test_indices_must_be_integers(device):
+    x = on(device, np.ones((2, 3)))
+    for call in (lambda: eg.gather(x, on(device, [0.0, 1.0])),
+                 lambda: eg.one_hot(on(device, [0.5]), 3)):
+        with pytest.raises(TypeError, match="indices must be integers, got float32.*cast"):
+            call()
+    with pytest.raises(ShapeError, match="must be integers"):
+        x[on(device, [0.5])]
+
+
+def test_messages_never_blame_broadcasting_for_other_failures(device):
+    with pytest.raises(ShapeError) as info:
+        on(device, [2]) ** -1                    # integers to negative powers
+    assert "broadcast" not in str(info.value) and str(info.value).startswith("pow")
+    with pytest.raises(ShapeError, match=r"^matmul needs inputs with at least one dimension"):
+        eg.matmul(on(device, 2.0), on(device, np.ones((2, 2), dtype=np.float32)))
+    with pytest.raises(ShapeError, match=r"^transpose\(perm=\(0,\)\)"):
+        eg.transpose(on(device, np.ones((2, 3))), (0,))
