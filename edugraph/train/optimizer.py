@@ -1,0 +1,148 @@
+"""The Optimizer machinery, shared by every update rule and by both modes.
+
+A rule only says how to compute new values: ``update(var, grad, slots, step)`` returns
+``{var: new_value, "m": new_m, ...}`` written with framework ops. Here we apply it:
+
+* in a graph, each new value becomes an ``assign`` node and ``minimize`` returns one op that
+  groups them (remember to *run* it: an unfetched update never happens);
+* in eager mode, the values are computed at once and written into the Variables in place.
+
+Slots (Adam's ``m`` and ``v``...) are Variables of the same shape as their variable, created on
+first use and readable with ``get_slot(var, "m")``.
+"""
+import numpy as np
+
+from .. import context, devices
+from ..autodiff import GradientTape
+from ..context import no_grad
+from ..variable import Variable
+
+_global_steps = {}
+
+
+class Optimizer:
+    """Base class: subclasses set ``slot_initial`` ({name: initial value}) and ``update``."""
+
+    slot_initial = {}
+    counts_steps = False                # does the rule need the step number (Adam's bias fix)?
+
+    def __init__(self, learning_rate, use_locking=False, name=None):
+        self.learning_rate = learning_rate
+        self.name = name or type(self).__name__.replace("Optimizer", "")
+        self._slots = {}                # (var, slot name) → slot Variable
+        self._step = None               # how many updates were applied (bias correction)
+
+    # ------------------------------------------------------------------ the rule
+    def update(self, var, grad, slots, step):
+        """New values ``{var: ..., slot name: ...}`` after one step (``step`` counts from 1)."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ slots
+    def get_slot_names(self):
+        return sorted(self.slot_initial)
+
+    def get_slot(self, var, name):
+        """The slot variable ``name`` of ``var`` (None before the first update)."""
+        return self._slots.get((id(var), name))
+
+    def _slots_for(self, var):
+        slots = {}
+        for name, initial in self.slot_initial.items():
+            slot = self._slots.get((id(var), name))
+            if slot is None:
+                slot = self._slots[(id(var), name)] = _like(var, initial, f"{self.name}_{name}")
+            slots[name] = slot
+        return slots
+
+    # ------------------------------------------------------------------ TF1 API
+    def compute_gradients(self, loss, var_list=None):
+        """[(gradient, variable)], gradient None where the loss does not depend on it."""
+        if callable(loss):
+            if var_list is None:
+                raise ValueError("In eager mode pass var_list: "
+                                 "opt.minimize(loss_fn, var_list=[w, b]).")
+            with GradientTape() as tape:
+                value = loss()
+            return list(zip(tape.gradient(value, list(var_list)), var_list))
+        if loss.graph is None:
+            raise TypeError("In eager mode minimize() needs a function computing the loss "
+                            "(opt.minimize(lambda: loss(w), var_list=[w])), not a value: "
+                            "the gradient must be recorded while the loss is computed.")
+        from ..graph.gradients import gradients
+        from ..graph.variables import TRAINABLE_VARIABLES
+        var_list = list(var_list) if var_list is not None else \
+            loss.graph.get_collection(TRAINABLE_VARIABLES)
+        if not var_list:
+            raise ValueError("No variables to optimize.")
+        return list(zip(gradients(loss, var_list), var_list))
+
+    def apply_gradients(self, grads_and_vars, global_step=None, name=None):
+        """Apply one update to each variable; a graph op (graph mode) or done at once (eager)."""
+        pairs = [(g, v) for g, v in grads_and_vars if g is not None]
+        if not pairs:
+            names = [getattr(v, "name", "?") for _, v in grads_and_vars]
+            raise ValueError(f"No gradients provided for any variable: {names}. Check that "
+                             "the loss depends on the variables (and is not an integer).")
+        graph = pairs[0][1].graph
+        if graph is None:
+            with no_grad():
+                return self._apply(pairs, global_step)
+        with context.building(graph), graph.name_scope(name or self.name):
+            return self._apply(pairs, global_step)
+
+    def minimize(self, loss, global_step=None, var_list=None, name=None):
+        """compute_gradients + apply_gradients: the training step."""
+        return self.apply_gradients(self.compute_gradients(loss, var_list), global_step, name)
+
+    def _apply(self, pairs, global_step):
+        step, writes = None, []
+        if self.counts_steps:
+            if self._step is None:
+                self._step = _like(pairs[0][1], 0.0, f"{self.name}_step", shape=())
+            step = self._step + 1
+            writes.append(self._step.assign(step))
+        for grad, var in pairs:
+            slots = self._slots_for(var)
+            new = self.update(var, grad, {k: s for k, s in slots.items()}, step)
+            for key, value in new.items():
+                target = var if key is var else slots[key]
+                writes.append(target.assign(value))
+        if pairs[0][1].graph is None:
+            if global_step is not None:
+                global_step.assign_add(1)
+            return None
+        from ..graph.core import control_dependencies, group
+        if global_step is None:
+            return group(*writes, name="update")
+        with control_dependencies(writes):
+            return global_step.assign_add(1).op
+
+
+def _like(var, value, name, shape=None):
+    """A non-trainable Variable shaped like ``var`` (or ``shape``) filled with ``value``."""
+    shape = var.shape if shape is None else shape
+    array = np.full(tuple(shape), value, dtype=var.dtype)
+    if var.graph is not None:
+        from ..graph.core import name_scope
+        with context.building(var.graph), name_scope(None):
+            return Variable(array, trainable=False, name=f"{var.op.name}/{name}")
+    with devices.device(var.device):
+        return Variable(array, trainable=False, name=f"{var.name}/{name}")
+
+
+def create_global_step(graph=None):
+    """The training step counter (an int64 Variable) that ``minimize(global_step=...)`` bumps."""
+    from ..graph.core import get_default_graph
+    graph = graph or get_default_graph()
+    with context.building(graph):
+        step = _global_steps[graph] = Variable(np.int64(0), trainable=False, name="global_step")
+    return step
+
+
+def get_global_step(graph=None):
+    from ..graph.core import get_default_graph
+    return _global_steps.get(graph or get_default_graph())
+
+
+def get_or_create_global_step(graph=None):
+    return get_global_step(graph) or create_global_step(graph)

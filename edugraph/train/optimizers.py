@@ -1,0 +1,171 @@
+r"""TF1's optimizers: each is its update rule, written once in framework ops (both modes).
+
+$g$ is the gradient, $\eta$ the learning rate; slots are per-variable state.
+"""
+from ..ops.math import abs, maximum, sign, sqrt, where
+from .optimizer import Optimizer
+
+
+class GradientDescentOptimizer(Optimizer):
+    r"""$w \leftarrow w - \eta g$."""
+
+    def update(self, var, grad, slots, step):
+        return {var: var - self.learning_rate * grad}
+
+
+class MomentumOptimizer(Optimizer):
+    r"""$a \leftarrow \mu a + g$; $w \leftarrow w - \eta a$ (Nesterov: $w - \eta(g + \mu a)$)."""
+
+    slot_initial = {"momentum": 0.0}
+
+    def __init__(self, learning_rate, momentum, use_locking=False, name="Momentum",
+                 use_nesterov=False):
+        super().__init__(learning_rate, use_locking, name)
+        self.momentum, self.use_nesterov = momentum, use_nesterov
+
+    def update(self, var, grad, slots, step):
+        accum = self.momentum * slots["momentum"] + grad
+        direction = grad + self.momentum * accum if self.use_nesterov else accum
+        return {"momentum": accum, var: var - self.learning_rate * direction}
+
+
+class AdagradOptimizer(Optimizer):
+    r"""$s \leftarrow s + g^2$ (from 0.1); $w \leftarrow w - \eta g / \sqrt{s}$."""
+
+    def __init__(self, learning_rate, initial_accumulator_value=0.1, use_locking=False,
+                 name="Adagrad"):
+        super().__init__(learning_rate, use_locking, name)
+        self.slot_initial = {"accumulator": initial_accumulator_value}
+
+    def update(self, var, grad, slots, step):
+        accum = slots["accumulator"] + grad * grad
+        return {"accumulator": accum, var: var - self.learning_rate * grad / sqrt(accum)}
+
+
+class AdadeltaOptimizer(Optimizer):
+    r"""$s \leftarrow \rho s + (1-\rho) g^2$; $u = g\sqrt{d + \epsilon}/\sqrt{s + \epsilon}$;
+    $d \leftarrow \rho d + (1-\rho) u^2$; $w \leftarrow w - \eta u$."""
+
+    slot_initial = {"accum": 0.0, "accum_update": 0.0}
+
+    def __init__(self, learning_rate=0.001, rho=0.95, epsilon=1e-8, use_locking=False,
+                 name="Adadelta"):
+        super().__init__(learning_rate, use_locking, name)
+        self.rho, self.epsilon = rho, epsilon
+
+    def update(self, var, grad, slots, step):
+        rho, eps = self.rho, self.epsilon
+        accum = rho * slots["accum"] + (1 - rho) * grad * grad
+        change = sqrt(slots["accum_update"] + eps) / sqrt(accum + eps) * grad
+        accum_update = rho * slots["accum_update"] + (1 - rho) * change * change
+        return {"accum": accum, "accum_update": accum_update,
+                var: var - self.learning_rate * change}
+
+
+class RMSPropOptimizer(Optimizer):
+    r"""$s \leftarrow \beta s + (1-\beta) g^2$ (from ONES, as TF1);
+    $m \leftarrow \mu m + \eta g / \sqrt{s + \epsilon}$ ($\epsilon$ inside the root);
+    $w \leftarrow w - m$. Centered: $s - \bar g^2$ in the root."""
+
+    def __init__(self, learning_rate, decay=0.9, momentum=0.0, epsilon=1e-10,
+                 use_locking=False, centered=False, name="RMSProp"):
+        super().__init__(learning_rate, use_locking, name)
+        self.decay, self.momentum, self.epsilon, self.centered = decay, momentum, epsilon, \
+            centered
+        self.slot_initial = {"rms": 1.0, "momentum": 0.0}
+        if centered:
+            self.slot_initial["mg"] = 0.0
+
+    def update(self, var, grad, slots, step):
+        rms = self.decay * slots["rms"] + (1 - self.decay) * grad * grad
+        new = {"rms": rms}
+        denominator = rms
+        if self.centered:
+            mg = new["mg"] = self.decay * slots["mg"] + (1 - self.decay) * grad
+            denominator = rms - mg * mg
+        mom = self.momentum * slots["momentum"] + \
+            self.learning_rate * grad / sqrt(denominator + self.epsilon)
+        new.update({"momentum": mom, var: var - mom})
+        return new
+
+
+class AdamOptimizer(Optimizer):
+    r"""$m \leftarrow \beta_1 m + (1-\beta_1) g$; $v \leftarrow \beta_2 v + (1-\beta_2) g^2$;
+    $w \leftarrow w - \eta_t m / (\sqrt v + \hat\epsilon)$ with
+    $\eta_t = \eta\sqrt{1-\beta_2^t}/(1-\beta_1^t)$ (TF1's "epsilon hat" form)."""
+
+    slot_initial = {"m": 0.0, "v": 0.0}
+    counts_steps = True
+
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8,
+                 use_locking=False, name="Adam"):
+        super().__init__(learning_rate, use_locking, name)
+        self.beta1, self.beta2, self.epsilon = beta1, beta2, epsilon
+
+    def update(self, var, grad, slots, step):
+        b1, b2 = self.beta1, self.beta2
+        lr_t = self.learning_rate * sqrt(1 - b2 ** step) / (1 - b1 ** step)
+        m = b1 * slots["m"] + (1 - b1) * grad
+        v = b2 * slots["v"] + (1 - b2) * grad * grad
+        return {"m": m, "v": v, var: var - lr_t * m / (sqrt(v) + self.epsilon)}
+
+
+def _shrink(prox, threshold, l2_factor):
+    r"""The proximal step for L1/L2: $\mathrm{sign}(p)\max(|p| - t, 0) / (1 + l_2)$."""
+    return sign(prox) * maximum(abs(prox) - threshold, 0.0) / (1 + l2_factor)
+
+
+class ProximalGradientDescentOptimizer(Optimizer):
+    r"""A gradient step, then shrink towards 0 for the L1 / L2 penalties."""
+
+    def __init__(self, learning_rate, l1_regularization_strength=0.0,
+                 l2_regularization_strength=0.0, use_locking=False,
+                 name="ProximalGradientDescent"):
+        super().__init__(learning_rate, use_locking, name)
+        self.l1, self.l2 = l1_regularization_strength, l2_regularization_strength
+
+    def update(self, var, grad, slots, step):
+        lr = self.learning_rate
+        return {var: _shrink(var - lr * grad, lr * self.l1, lr * self.l2)}
+
+
+class ProximalAdagradOptimizer(Optimizer):
+    r"""Adagrad's step size $\eta/\sqrt{s}$, then the proximal shrink."""
+
+    def __init__(self, learning_rate, initial_accumulator_value=0.1,
+                 l1_regularization_strength=0.0, l2_regularization_strength=0.0,
+                 use_locking=False, name="ProximalAdagrad"):
+        super().__init__(learning_rate, use_locking, name)
+        self.slot_initial = {"accumulator": initial_accumulator_value}
+        self.l1, self.l2 = l1_regularization_strength, l2_regularization_strength
+
+    def update(self, var, grad, slots, step):
+        accum = slots["accumulator"] + grad * grad
+        lr = self.learning_rate / sqrt(accum)
+        return {"accumulator": accum, var: _shrink(var - lr * grad, lr * self.l1, lr * self.l2)}
+
+
+class FtrlOptimizer(Optimizer):
+    r"""Follow-the-regularised-leader (McMahan et al.), TF1's rule:
+    $n' = n + g^2$; $z \leftarrow z + g - (n'^{-p} - n^{-p})/\eta \cdot w$;
+    $w = (\mathrm{sign}(z) l_1 - z) / (n'^{-p}/\eta + 2 l_2)$ if $|z| > l_1$ else 0."""
+
+    slot_initial = {"linear": 0.0}
+
+    def __init__(self, learning_rate, learning_rate_power=-0.5, initial_accumulator_value=0.1,
+                 l1_regularization_strength=0.0, l2_regularization_strength=0.0,
+                 use_locking=False, name="Ftrl"):
+        super().__init__(learning_rate, use_locking, name)
+        self.power = learning_rate_power
+        self.slot_initial = {"accum": initial_accumulator_value, "linear": 0.0}
+        self.l1, self.l2 = l1_regularization_strength, l2_regularization_strength
+
+    def update(self, var, grad, slots, step):
+        accum = slots["accum"]
+        new_accum = accum + grad * grad
+        sigma = (new_accum ** -self.power - accum ** -self.power) / self.learning_rate
+        linear = slots["linear"] + grad - sigma * var
+        quadratic = new_accum ** -self.power / self.learning_rate + 2 * self.l2
+        shrunk = (sign(linear) * self.l1 - linear) / quadratic
+        return {"accum": new_accum, "linear": linear,
+                var: where(abs(linear) > self.l1, shrunk, shrunk * 0)}
