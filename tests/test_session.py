@@ -1,0 +1,142 @@
+"""Session: feeding, fetching, pruning, variables and TF1's errors."""
+import collections
+
+import numpy as np
+import pytest
+
+import edugraph as eg
+
+
+@pytest.fixture
+def graph():
+    with eg.Graph().as_default() as g:
+        yield g
+
+
+def test_tiny_graph_values_and_gradients_match_numpy(graph):
+    N, D = 3, 4
+    x = eg.placeholder(eg.float32, shape=(N, D), name="x")
+    y = eg.placeholder(eg.float32, shape=(N, D))
+    z = eg.placeholder(eg.float32, shape=(N, D))
+    c = eg.reduce_sum(x * y + z)
+    grad_x, grad_y, grad_z = eg.gradients(c, [x, y, z])
+    rng = np.random.default_rng(0)
+    values = {t: rng.standard_normal((N, D)).astype(np.float32) for t in (x, y, z)}
+    with eg.Session() as sess:
+        c_val, gx, gy, gz = sess.run([c, grad_x, grad_y, grad_z], feed_dict=values)
+    np.testing.assert_allclose(c_val, np.sum(values[x] * values[y] + values[z]), rtol=1e-5)
+    np.testing.assert_allclose(gx, values[y])
+    np.testing.assert_allclose(gy, values[x])
+    np.testing.assert_allclose(gz, np.ones((N, D)))
+
+
+def test_fetch_structures_come_back_with_the_same_shape(graph):
+    a = eg.constant(2.0)
+    b = a * 3
+    Pair = collections.namedtuple("Pair", "first second")
+    with eg.Session() as sess:
+        out = sess.run({"a": a, "pair": Pair(a, [b, (b,)]), "op": eg.no_op()})
+    assert out["a"] == 2.0 and out["op"] is None
+    assert isinstance(out["pair"], Pair) and out["pair"].second[0] == 6.0
+    assert isinstance(out["pair"].second[1], tuple)
+    with eg.Session() as sess:
+        assert sess.run(b.name) == 6.0
+
+
+def test_missing_feed_is_tf1s_invalid_argument_error(graph):
+    x = eg.placeholder(eg.float32, shape=(3, 4), name="x")
+    with eg.Session() as sess, pytest.raises(eg.errors.InvalidArgumentError) as info:
+        sess.run(x * 2)
+    assert ("You must feed a value for placeholder tensor 'x' with dtype float and shape [3,4]"
+            in str(info.value))
+
+
+def test_wrong_feed_shape_is_tf1s_value_error(graph):
+    x = eg.placeholder(eg.float32, shape=(None, 3), name="x")
+    with eg.Session() as sess, pytest.raises(ValueError) as info:
+        sess.run(x, feed_dict={x: np.zeros(3)})
+    assert str(info.value) == ("Cannot feed value of shape (3,) for Tensor 'x:0', which has "
+                               "shape '(?, 3)'")
+
+
+def test_unknown_dimension_takes_any_batch_size(graph):
+    x = eg.placeholder(eg.float32, shape=(None, 3))
+    total = eg.reduce_sum(x, axis=1)
+    assert str(total.shape) == "(?,)"
+    with eg.Session() as sess:
+        for n in (1, 5):
+            assert sess.run(total, {x: np.ones((n, 3))}).shape == (n,)
+
+
+def test_uninitialised_variable_and_an_unrun_assign(graph):
+    w = eg.Variable(10, name="w1")
+    with eg.Session() as sess:
+        with pytest.raises(eg.errors.FailedPreconditionError,
+                           match="Attempting to use uninitialized value w1"):
+            sess.run(w)
+        sess.run(w.initializer)
+        w.assign(100)                   # builds a node, never runs it
+        assert sess.run(w) == 10
+        sess.run(w.assign(100))
+        assert sess.run(w) == 100
+    with eg.Session() as other:         # each session holds its own value
+        with pytest.raises(eg.errors.FailedPreconditionError):
+            other.run(w)
+
+
+def test_bad_fetch_and_closed_session(graph):
+    x = eg.constant(1.0)
+    sess = eg.Session()
+    with pytest.raises(TypeError, match="has invalid type"):
+        sess.run(3)
+    sess.close()
+    with pytest.raises(RuntimeError, match="closed Session"):
+        sess.run(x)
+
+
+def test_feeding_an_intermediate_tensor_skips_what_made_it(graph):
+    x = eg.placeholder(eg.float32, shape=(2,), name="x")
+    h = x * 10
+    out = h + 1
+    with eg.Session() as sess:
+        np.testing.assert_allclose(sess.run(out, {h: [1.0, 2.0]}), [2.0, 3.0])
+
+
+def test_running_an_op_with_incompatible_shapes_names_the_node(graph):
+    x = eg.placeholder(eg.float32, shape=(None, 3))
+    y = eg.placeholder(eg.float32, shape=(None, 3))
+    with eg.Session() as sess, pytest.raises(eg.errors.InvalidArgumentError, match="Add"):
+        sess.run(x + y, {x: np.ones((2, 3)), y: np.ones((4, 3))})
+
+
+def test_plans_are_cached_per_signature(graph):
+    x = eg.placeholder(eg.float32, shape=(3,))
+    y = x * 2
+    with eg.Session() as sess:
+        for _ in range(3):
+            sess.run(y, {x: np.ones(3)})
+        sess.run([y, x], {x: np.ones(3)})
+        assert len(sess._plans) == 2
+
+
+def test_log_device_placement(graph, capsys):
+    x = eg.constant(1.0, name="one")
+    with eg.Session(config=eg.ConfigProto(log_device_placement=True)) as sess:
+        sess.run(x + 1)
+    assert "device:CPU:0" in capsys.readouterr().out
+
+
+def test_eval_in_default_session(graph):
+    x = eg.constant(3.0)
+    with eg.Session():
+        assert (x * x).eval() == 9.0
+
+
+def test_nodes_run_on_their_device_and_copies_are_inserted(graph, device):
+    x = eg.placeholder(eg.float32, shape=(2,), name="x")
+    with eg.device(device):
+        y = x * 3
+    z = y + 1
+    assert y.op.device.lower().endswith(device)
+    with eg.Session() as sess:
+        np.testing.assert_allclose(sess.run(z, {x: [1.0, 2.0]}), [4.0, 7.0])
