@@ -267,10 +267,8 @@ class Model(Module):
         """Weights, and the optimizer's state when compiled, into one ``.npz`` file: loading
         both into a fresh model of the same architecture continues training exactly."""
         arrays = {f"weights/{n}": v.numpy() for n, v in self.named_variables()}
-        if self.optimizer is not None and hasattr(self.optimizer, "get_state"):
-            index = {id(v): n for n, v in self.named_variables()}
-            for key, value in self.optimizer.get_state(index).items():
-                arrays[f"optimizer/{key}"] = value
+        if self.optimizer is not None:
+            arrays.update(_optimizer_state(self.optimizer, self.named_variables()))
         np.savez(path, **arrays)
 
     def load_weights(self, path):
@@ -283,10 +281,42 @@ class Model(Module):
                 raise ValueError(f"Model '{self.name}' must be built before loading weights "
                                  "(give input_shape, or call it on a batch).")
             self._load_named(weights, "weights")
-            state = {k[len("optimizer/"):]: stored[k] for k in stored.files
-                     if k.startswith("optimizer/")}
-            if state and self.optimizer is not None and hasattr(self.optimizer, "set_state"):
-                self.optimizer.set_state(state, dict(self.named_variables()))
+            if self.optimizer is not None:
+                _restore_optimizer_state(self.optimizer, stored, self.named_variables())
+
+
+# ----------------------------------------------------------------------------- optimizer state
+# An eg.train optimizer keeps per-variable slots (Adam's m and v...) and, for rules with bias
+# correction, a step count. Saved by variable name, they can be restored into a fresh optimizer
+# for a fresh model: slots are created on demand (as the first update would) and overwritten.
+def _optimizer_state(optimizer, named_variables):
+    state = {}
+    named_variables = list(named_variables)
+    for name, var in named_variables:
+        for slot_name in optimizer.get_slot_names():
+            slot = optimizer.get_slot(var, slot_name)
+            if slot is not None:
+                state[f"optimizer/{name}/{slot_name}"] = slot.numpy()
+    if getattr(optimizer, "_step", None) is not None:
+        state["optimizer/step"] = optimizer._step.numpy()
+    return state
+
+
+def _restore_optimizer_state(optimizer, stored, named_variables):
+    keys = [k for k in stored.files if k.startswith("optimizer/")]
+    if not keys:
+        return
+    named_variables = list(named_variables)
+    for name, var in named_variables:
+        if any(k.startswith(f"optimizer/{name}/") for k in keys):
+            for slot_name, slot in optimizer._slots_for(var).items():
+                slot.assign(stored[f"optimizer/{name}/{slot_name}"])
+    if "optimizer/step" in keys:
+        if optimizer._step is None:
+            from ..train.optimizer import _like
+            first = next(v for _, v in named_variables)
+            optimizer._step = _like(first, 0.0, f"{optimizer.name}_step", shape=())
+        optimizer._step.assign(stored["optimizer/step"])
 
 
 # ----------------------------------------------------------------------------- data helpers
