@@ -2,9 +2,12 @@
 no_grad, requires_grad_, eg.grad with create_graph, and very deep graphs."""
 import numpy as np
 import pytest
+from hypothesis import given, strategies as st
 
 import edugraph as eg
 from edugraph.ops.base import Op, apply
+from tests.gradcheck import gradcheck
+from tests.strategies import arrays, broadcastable_shapes, checks
 
 
 def on(device, a, **kw):
@@ -206,3 +209,32 @@ def test_repr_shows_value_device_and_grad_fn(device):
     assert (f"device='{device}'" in repr(y)) == (device != "cpu:0")
     assert "dtype=int64" in repr(on(device, [1, 2]))
     assert "dtype=float64" in repr(on(device, 1.0, dtype=eg.float64))
+
+
+STEPS = [   # binary steps for generated graphs; tanh keeps values bounded
+    lambda a, b: eg.tanh(a + b),
+    lambda a, b: eg.tanh(a - b * 2),
+    lambda a, b: eg.tanh(a * b),
+    lambda a, b: a / (b * b + 1),
+    lambda a, b: eg.sigmoid(a) * b,
+    lambda a, b: eg.reduce_mean(a, axis=-1, keepdims=True) * eg.exp(b * 0.5),
+    lambda a, b: eg.softmax(a + b, axis=-1),
+]
+
+
+@checks
+@given(data=st.data(), input_shapes=broadcastable_shapes(num_shapes=3, min_dims=1),
+       program=st.lists(st.tuples(st.integers(0, len(STEPS) - 1), st.integers(0, 20),
+                                  st.integers(0, 20)), min_size=1, max_size=6))
+def test_generated_graphs_match_finite_differences(device, data, input_shapes, program):
+    """Random graphs over three broadcasting inputs: values are reused (branches sum) and
+    every broadcast is undone by the engine; the whole graph's gradient must be right."""
+    inputs = [data.draw(arrays(shape)) for shape in input_shapes]
+
+    def graph(*tensors):
+        values = list(tensors)
+        for step, i, j in program:
+            values.append(STEPS[step](values[i % len(values)], values[j % len(values)]))
+        return values[-1]
+
+    gradcheck(graph, *inputs, device=device, name=f"graph {program}")
