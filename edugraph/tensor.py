@@ -225,6 +225,8 @@ class Tensor:
     def mul(self, other): return _ops.math.multiply(self, other)
     def div(self, other): return _ops.math.divide(self, other)
     def neg(self): return _ops.math.negative(self)
+    subtract, multiply, divide, negative = sub, mul, div, neg
+    def where(self, condition, other): return _ops.math.where(condition, self, other)
     def pow(self, exponent): return _ops.math.pow(self, exponent)
     def square(self): return _ops.math.square(self)
     def sqrt(self): return _ops.math.sqrt(self)
