@@ -200,3 +200,18 @@ def test_integer_inputs_to_real_ops_give_float32(device, fn):
     got = fn(x)
     assert got.dtype == eg.float32
     np.testing.assert_allclose(got.numpy(), fn(on(device, [1.0, 2.0, 4.0])).numpy())
+
+
+def test_pytorch_method_names(device):
+    x, y = on(device, [1.0, -2.0]), on(device, [3.0, 4.0])
+    for method, fn in [("add", eg.add), ("subtract", eg.subtract), ("sub", eg.subtract),
+                       ("multiply", eg.multiply), ("mul", eg.multiply), ("divide", eg.divide),
+                       ("div", eg.divide), ("maximum", eg.maximum), ("minimum", eg.minimum)]:
+        np.testing.assert_array_equal(getattr(x, method)(y).numpy(), fn(x, y).numpy())
+    for method, fn in [("negative", eg.negative), ("neg", eg.negative), ("square", eg.square),
+                       ("exp", eg.exp), ("abs", eg.abs)]:
+        np.testing.assert_array_equal(getattr(x, method)().numpy(), fn(x).numpy())
+    np.testing.assert_array_equal(y.sqrt().numpy(), eg.sqrt(y).numpy())
+    np.testing.assert_array_equal(y.log().numpy(), eg.log(y).numpy())
+    np.testing.assert_array_equal(x.pow(3).numpy(), [1, -8])
+    np.testing.assert_array_equal(x.where(x > 0, y).numpy(), [1, 4])    # torch.Tensor.where
