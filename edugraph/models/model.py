@@ -86,9 +86,9 @@ class Model(Module):
                                 f"got {type(out).__name__}.")
             visit(out)
         self._nodes = order
-        for node in order:
-            if node.layer.name not in self._modules:
-                self._modules[node.layer.name] = node.layer
+        for node in order:                  # paths "0.kernel": stable across fresh copies
+            if all(node.layer is not m for m in self._modules.values()):
+                self._modules[str(len(self._modules))] = node.layer
         self.built = True
         self.output_shape = _structure(outputs, lambda t: t.shape)
 
@@ -166,8 +166,8 @@ class Model(Module):
 
     def train_step(self, x, y):
         """One optimisation step on one batch; returns the batch's loss and metrics."""
-        variables = self.trainable_variables
         y_pred = self(x, training=True)
+        variables = self.trainable_variables        # after the call: it may build the model
         loss = self._total_loss(y, y_pred)
         for term in self.losses:
             loss = loss + term

@@ -24,10 +24,7 @@ class Sequential(Model):
             raise TypeError(f"Sequential.add expects a layer, got {type(layer).__name__}.")
         if any(layer is l for l in self._stack):
             raise ValueError(f"Layer '{layer.name}' is already in this Sequential model.")
-        name = layer.name
-        while name in self._modules:                 # PyTorch-style modules may share names
-            name += "_"
-        self._modules[name] = layer
+        self._modules[str(len(self._stack))] = layer     # paths "0.kernel", as in PyTorch
         self._stack.append(layer)
         if not self._stack[:-1] and self.batch_input_shape is None:
             self.batch_input_shape = layer.batch_input_shape

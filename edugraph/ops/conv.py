@@ -3,7 +3,7 @@
 The trick is *im2col*: cut every sliding window out of the image into a tensor of patches,
 ``(N, OH, OW, KH, KW, C)``. Then
 
-* a convolution is one matmul: patches ``(N·OH·OW, KH·KW·C)`` @ kernel ``(KH·KW·C, F)``,
+* a convolution is a matmul per image: windows ``(OH·OW, KH·KW·C)`` @ kernel ``(KH·KW·C, F)``,
 * max pooling is a ``reduce_max`` over each window, whose backward already *routes* the
   gradient to the winning pixel.
 
@@ -143,8 +143,10 @@ def conv2d(input, filters, strides=1, padding="valid"):
                          f"{filters.shape}, laid out (height, width, in, out)).")
     patches = extract_patches(input, (kh, kw), strides, padding)
     _, oh, ow = patches.shape[:3]
-    flat = reshape(patches, (-1, kh * kw * c_in))                  # one row per window
-    out = matmul(flat, reshape(filters, (kh * kw * c_in, c_out)))
+    # One row per window, one matrix per image: every reshape here only folds the batch axis,
+    # so it also works on graph tensors whose batch size is unknown (None).
+    rows = reshape(patches, (-1, oh * ow, kh * kw * c_in))
+    out = matmul(rows, reshape(filters, (kh * kw * c_in, c_out)))
     return reshape(out, (-1, oh, ow, c_out))
 
 

@@ -1,0 +1,246 @@
+"""Keras-style models: Sequential, functional, subclassed; fit/evaluate/predict, callbacks,
+saving, summaries, and the same layers inside a TF1 Session graph."""
+import numpy as np
+import pytest
+
+import edugraph as eg
+from edugraph import layers
+
+
+@pytest.fixture(scope="module")
+def digits():
+    return eg.datasets.load_digits()
+
+
+def mlp():
+    return eg.Sequential([layers.Flatten(input_shape=(8, 8)), layers.Dense(32, activation="relu"),
+                          layers.Dense(10, activation="softmax")])
+
+
+def test_mlp_learns_digits_quickly(digits):
+    (x, y), (x_test, y_test) = digits
+    model = mlp()
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy",
+                  metrics=["accuracy"])
+    model.optimizer.learning_rate = 0.01
+    history = model.fit(x, y, epochs=4, batch_size=64, verbose=0,
+                        validation_data=(x_test, y_test))
+    assert history.epoch == [0, 1, 2, 3]
+    losses = history.history["loss"]
+    assert losses[-1] < losses[0]
+    loss, accuracy = model.evaluate(x_test, y_test)
+    assert accuracy >= 0.9
+    np.testing.assert_allclose(history.history["val_accuracy"][-1], accuracy)
+    probs = model.predict(x_test)
+    assert probs.shape == (len(x_test), 10)
+    np.testing.assert_allclose(probs.sum(1), 1, rtol=1e-5)
+    np.testing.assert_allclose((probs.argmax(1) == y_test).mean(), accuracy)
+
+
+def test_fit_on_the_stand_in_accelerator_and_from_a_dataset(digits):
+    (x, y), _ = digits
+    ds = eg.data.Dataset.from_tensor_slices((x[:256, ..., None], y[:256])).batch(64)
+    with eg.device("sim:0"):
+        model = eg.Sequential([layers.Conv2D(4, 3, activation="relu"), layers.MaxPooling2D(),
+                               layers.Flatten(), layers.Dense(10)])
+        model.compile("sgd", eg.losses.SparseCategoricalCrossentropy(from_logits=True),
+                      ["accuracy"])
+        history = model.fit(ds, epochs=2, verbose=0)
+        assert model.layers[0].kernel.device.name == "sim:0"
+    assert len(history.history["accuracy"]) == 2
+
+
+def test_functional_model_with_two_inputs_two_outputs_and_a_shared_layer():
+    a, b = eg.Input((3,), name="a"), eg.Input((3,), name="b")
+    shared = layers.Dense(4, activation="tanh")
+    merged = layers.Concatenate()([shared(a), shared(b)])
+    out1, out2 = layers.Dense(1)(merged), layers.Dense(2, activation="softmax")(merged)
+    model = eg.Model([a, b], [out1, out2])
+    assert model.output_shape == [(None, 1), (None, 2)]
+    assert len(model.trainable_variables) == 6               # the shared layer counted once
+    xa, xb = np.random.default_rng(0).normal(size=(2, 5, 3)).astype(np.float32)
+    y1, y2 = model([eg.tensor(xa), eg.tensor(xb)])
+    head = model.layers[-1]
+    by_hand = eg.concat([shared(eg.tensor(xa)), shared(eg.tensor(xb))], axis=-1)
+    np.testing.assert_allclose(y2.numpy(), head(by_hand).numpy(), rtol=1e-6)
+    model.compile("adam", loss=["mse", "sparse_categorical_crossentropy"])
+    history = model.fit([xa, xb], [np.ones((5, 1)), np.array([0, 1, 0, 1, 1])], epochs=2,
+                        verbose=0)
+    assert len(history.history["loss"]) == 2
+    with pytest.raises(ValueError, match="not among the model's inputs"):
+        eg.Model(a, shared(eg.Input((3,))))
+
+
+def test_subclassed_models_keras_and_pytorch_style():
+    class KerasStyle(eg.Model):
+        def __init__(self):
+            super().__init__()
+            self.dense1 = layers.Dense(16)
+            self.dropout = layers.Dropout(0.5)
+            self.out = layers.Dense(2)
+
+        def call(self, x, training=False):
+            return self.out(self.dropout(self.dense1(x), training=training))
+
+    class TorchStyle(eg.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = eg.nn.Linear(4, 8)
+            self.drop = eg.nn.Dropout(0.5)
+            self.head = eg.nn.Linear(8, 2)
+
+        def forward(self, x):
+            return self.head(self.drop(eg.relu(self.fc(x))))
+
+    x = eg.ones((3, 4))
+    keras_model = KerasStyle()
+    np.testing.assert_array_equal(keras_model(x).numpy(), keras_model(x).numpy())  # inference
+    assert not np.array_equal(keras_model(x, training=True).numpy(),
+                              keras_model(x, training=True).numpy())
+    torch_model = TorchStyle()
+    assert [n for n, _ in torch_model.named_parameters()] == \
+        ["fc.kernel", "fc.bias", "head.kernel", "head.bias"]
+    assert not np.array_equal(torch_model(x).numpy(), torch_model(x).numpy())      # training
+    torch_model.eval()
+    np.testing.assert_array_equal(torch_model(x).numpy(), torch_model(x).numpy())
+    loss = torch_model(x).sum()
+    loss.backward()
+    assert all(p.grad is not None for p in torch_model.parameters())
+
+
+def test_summary_matches_keras(capsys):
+    model = eg.Sequential()
+    model.add(layers.Embedding(1000, 64))
+    model.summary()
+    text = capsys.readouterr().out
+    assert "embedding (Embedding)" in text and "(None, None, 64)" in text
+    assert "Total params: 64,000" in text and "Non-trainable params: 0" in text
+    bn_model = eg.Sequential([layers.Dense(5, input_shape=(3,)), layers.BatchNormalization()])
+    bn_model.summary()
+    text = capsys.readouterr().out
+    assert "Total params: 40" in text                         # 20 + 4·5
+    assert "Trainable params: 30" in text and "Non-trainable params: 10" in text
+    with pytest.raises(ValueError, match="not built yet"):
+        eg.Sequential([layers.Dense(3)]).summary()
+
+
+def test_save_and_load_reproduce_predictions_and_training_exactly(tmp_path, digits):
+    (x, y), (x_test, _) = digits
+    path = tmp_path / "weights.npz"
+
+    def make():
+        model = mlp()
+        model.compile("adam", "sparse_categorical_crossentropy")
+        return model
+    model = make()
+    model.fit(x[:200], y[:200], epochs=1, batch_size=50, verbose=0)
+    model.save_weights(path)
+    fresh = make()
+    fresh.load_weights(path)
+    np.testing.assert_array_equal(fresh.predict(x_test), model.predict(x_test))
+    # Adam's moments and step came along: one more identical step gives identical weights.
+    batch = x[:50], y[:50]
+    model.fit(*batch, epochs=1, batch_size=50, verbose=0, shuffle=False)
+    fresh.fit(*batch, epochs=1, batch_size=50, verbose=0, shuffle=False)
+    for a, b in zip(model.get_weights(), fresh.get_weights()):
+        np.testing.assert_array_equal(a, b)
+    other = eg.Sequential([layers.Flatten(input_shape=(8, 8)), layers.Dense(7)])
+    with pytest.raises(ValueError, match="has no weights for|has shape"):
+        other.load_weights(path)
+
+
+def test_early_stopping_restores_the_best_weights(digits):
+    (x, y), _ = digits
+
+    class Scripted(eg.models.callbacks.Callback):      # val_loss by script: best at epoch 1
+        def on_epoch_end(self, epoch, logs=None):
+            logs["val_loss"] = [3.0, 1.0, 2.0, 2.5, 2.7, 2.9][epoch]
+            if epoch == 1:
+                self.best = self.model.get_weights()
+    model = mlp()
+    model.compile("sgd", "sparse_categorical_crossentropy")
+    script = Scripted()
+    stop = eg.models.callbacks.EarlyStopping(patience=2, restore_best_weights=True)
+    history = model.fit(x[:64], y[:64], epochs=6, verbose=0, callbacks=[script, stop])
+    assert history.epoch == [0, 1, 2, 3] and stop.stopped_epoch == 3
+    for a, b in zip(model.get_weights(), script.best):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(KeyError, match="val_ numbers need validation_data"):
+        model.fit(x[:64], y[:64], epochs=1, verbose=0,
+                  callbacks=[eg.models.callbacks.EarlyStopping()])
+
+
+def test_learning_rate_schedules(digits):
+    (x, y), _ = digits
+    model = mlp()
+    model.compile("sgd", "sparse_categorical_crossentropy")
+    schedule = eg.models.callbacks.LearningRateScheduler(lambda epoch, lr: 0.1 * 0.5 ** epoch)
+    history = model.fit(x[:64], y[:64], epochs=3, verbose=0, callbacks=[schedule])
+    assert history.history["lr"] == [0.1, 0.05, 0.025]
+    assert model.optimizer.learning_rate == 0.025
+    plateau = eg.models.callbacks.ReduceLROnPlateau(monitor="loss", factor=0.5, patience=1,
+                                                    min_delta=10.0)     # never "improves"
+    model.fit(x[:64], y[:64], epochs=3, verbose=0, callbacks=[plateau])
+    assert model.optimizer.learning_rate == pytest.approx(0.025 * 0.25)
+
+
+def test_progress_output_and_quiet_mode(capsys, digits):
+    (x, y), _ = digits
+    model = mlp()
+    model.compile("sgd", "sparse_categorical_crossentropy", metrics=["accuracy"])
+    model.fit(x[:64], y[:64], epochs=2, verbose=0)
+    assert capsys.readouterr().out == ""
+    model.fit(x[:64], y[:64], epochs=2, verbose=2)
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 2 and lines[1].startswith("Epoch 2/2 - 2/2 - ")
+    assert "loss: " in lines[1] and "accuracy: " in lines[1]
+
+
+def test_parameters_modes_and_errors():
+    model = eg.Sequential(eg.nn.Linear(3, 4), eg.nn.BatchNorm1d(4), eg.nn.ReLU())
+    assert [tuple(p.shape) for p in model.parameters()] == [(3, 4), (4,), (4,), (4,)]
+    assert len(model.variables) == 6 and len(model.non_trainable_variables) == 2
+    model.eval()
+    assert not any(m.training for m in model.modules())
+    model.layers[0].trainable = False
+    assert len(model.trainable_variables) == 2
+    with pytest.raises(ValueError, match="must be compiled"):
+        model.fit(np.ones((2, 3)), np.ones((2, 4)))
+    with pytest.raises(ValueError, match="Unknown optimizer 'adamw'"):
+        model.compile("adamw", "mse")
+    with pytest.raises(ValueError, match="same number of examples"):
+        model.compile("sgd", "mse")
+        model.fit(np.ones((2, 3)), np.ones((3, 4)), verbose=0)
+
+
+def test_layers_build_the_same_maths_in_a_session_graph():
+    rng = np.random.default_rng(0)
+    images = rng.normal(size=(2, 6, 6, 1)).astype(np.float32)
+    model = eg.Sequential([layers.Conv2D(3, 3, padding="same", activation="relu"),
+                           layers.MaxPooling2D(), layers.LayerNormalization(),
+                           layers.BatchNormalization(), layers.Flatten(), layers.Dense(4)])
+    eager = model(eg.tensor(images)).numpy()
+    with eg.Graph().as_default():
+        x = eg.placeholder(eg.float32, shape=(None, 6, 6, 1))
+        y = model(x)
+        assert y.shape.as_list() == [None, 4] if hasattr(y.shape, "as_list") else \
+            tuple(y.shape) == (None, 4)
+        with eg.Session() as sess:
+            np.testing.assert_allclose(sess.run(y, {x: images}), eager, rtol=1e-5, atol=1e-6)
+
+
+def test_tf1_slide_program_trains_in_a_session():
+    x_train, y_train = eg.datasets.random_regression(64, 20, 5, seed=1)
+    with eg.Graph().as_default():
+        x = eg.placeholder(eg.float32, shape=(64, 20))
+        y = eg.placeholder(eg.float32, shape=(64, 5))
+        init = eg.initializers.variance_scaling_initializer(2.0)
+        y_pred = eg.layers.dense(inputs=x, units=5, activation=eg.nn.relu,
+                                 kernel_initializer=init)
+        loss = eg.losses.mean_squared_error(y_pred, y)
+        updates = eg.train.GradientDescentOptimizer(1e-1).minimize(loss)
+        with eg.Session() as sess:
+            sess.run(eg.global_variables_initializer())
+            values = {x: x_train, y: y_train}
+            history = [sess.run([loss, updates], feed_dict=values)[0] for _ in range(20)]
+    assert history[-1] < history[0]
