@@ -9,10 +9,13 @@ import itertools
 import threading
 
 
+_static_default = [None]           # the graph every thread builds into once eager is disabled
+
+
 class _State(threading.local):
     def __init__(self):
         self.grad_enabled = True    # eager ops record their inputs for backward
-        self.graph = None           # the Graph receiving new ops (static mode), or None (eager)
+        self.graph = _static_default[0]     # the Graph receiving new ops, or None (eager)
         self.tapes = []             # active GradientTapes, innermost last
 
 
@@ -61,6 +64,12 @@ def set_grad_enabled(enabled):
 
 def is_grad_enabled():
     return state.grad_enabled
+
+
+def set_static_default(graph):
+    """``eg.disable_eager_execution()``: threads build into ``graph`` (None: eager again)."""
+    _static_default[0] = graph
+    state.graph = graph
 
 
 @contextlib.contextmanager

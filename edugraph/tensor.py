@@ -294,11 +294,16 @@ def _pick(torch_style, tf_style):
     return torch_style if tf_style is None else tf_style
 
 
-def tensor(data, dtype=None, device=None, requires_grad=False):
+def tensor(data, dtype=None, device=None, requires_grad=False, name=None):
     """Make a tensor from data (lists, numbers, numpy arrays, tensors) on a device.
 
     >>> x = eg.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+
+    While a graph is being built, ``eg.constant(...)`` (= ``eg.tensor``) adds a Const node.
     """
+    if state.graph is not None:
+        from .graph.core import constant
+        return constant(data, dtype, name=name)
     dev = _device.get_device(device) if device is not None else _device.current_device()
     if isinstance(data, Tensor):
         host = data.numpy()
