@@ -1,0 +1,114 @@
+"""eg.data.Dataset: each step's semantics, device placement, threads and error propagation."""
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import edugraph as eg
+from edugraph.data import AUTOTUNE, Dataset
+
+
+def values(ds):
+    return [np.asarray(e).tolist() if not isinstance(e, tuple) else
+            tuple(np.asarray(p).tolist() for p in e) for e in ds.as_numpy_iterator()]
+
+
+def test_slices_of_tuples_and_dicts_on_the_current_device(device):
+    x, y = np.arange(12.0).reshape(6, 2), np.arange(6)
+    ds = Dataset.from_tensor_slices((x, y))
+    assert ds.cardinality() == len(ds) == 6
+    with eg.device(device):
+        first_x, first_y = next(iter(ds))
+    assert isinstance(first_x, eg.Tensor) and first_x.device.name == device
+    np.testing.assert_array_equal(first_x.numpy(), [0.0, 1.0])
+    assert first_y.dtype == np.int64
+    element = next(iter(Dataset.from_tensor_slices({"image": x, "label": y})))
+    assert set(element) == {"image", "label"}
+    with pytest.raises(ValueError, match="same first dimension"):
+        Dataset.from_tensor_slices((x, np.arange(5)))
+
+
+def test_batch_repeat_take_skip_filter():
+    ds = Dataset.range(7)
+    assert values(ds.batch(3)) == [[0, 1, 2], [3, 4, 5], [6]]
+    assert values(ds.batch(3, drop_remainder=True)) == [[0, 1, 2], [3, 4, 5]]
+    assert ds.batch(3).cardinality() == 3 and ds.batch(3, True).cardinality() == 2
+    assert values(ds.repeat(2).take(9)) == [0, 1, 2, 3, 4, 5, 6, 0, 1]
+    assert ds.repeat().cardinality() == eg.data.INFINITE_CARDINALITY
+    assert ds.repeat().take(4).cardinality() == 4
+    assert values(ds.skip(5)) == [5, 6]
+    assert values(ds.filter(lambda v: int(v) % 2 == 0)) == [0, 2, 4, 6]
+    assert ds.filter(lambda v: True).cardinality() == eg.data.UNKNOWN_CARDINALITY
+    pairs = Dataset.from_tensor_slices((np.arange(4), np.arange(4) * 10)).batch(2)
+    assert values(pairs) == [([0, 1], [0, 10]), ([2, 3], [20, 30])]
+
+
+def test_shuffle_is_a_permutation_reproducible_with_a_seed():
+    ds = Dataset.range(50)
+    a = values(ds.shuffle(50, seed=3))
+    assert sorted(a) == list(range(50)) and a != list(range(50))
+    assert values(ds.shuffle(50, seed=3)) == a                          # same seed, same order
+    reshuffled = ds.shuffle(50, seed=3)
+    assert values(reshuffled) != values(reshuffled)                    # new order each pass
+    fixed = ds.shuffle(50, seed=3, reshuffle_each_iteration=False)
+    assert values(fixed) == values(fixed)
+    # A buffer of 1 cannot reorder anything; a small buffer only moves elements a little.
+    assert values(ds.shuffle(1, seed=0)) == list(range(50))
+    local = values(ds.shuffle(5, seed=0))
+    assert all(local.index(i) >= i - 4 for i in range(50))
+
+
+def test_map_unpacks_tuples_and_parallel_map_keeps_order():
+    ds = Dataset.from_tensor_slices((np.arange(20.0), np.arange(20)))
+
+    def slow(x, y):
+        time.sleep(0.001 * (20 - int(y)))               # later elements finish first
+        return x * 2, y
+    expected = [(2.0 * i, i) for i in range(20)]
+    assert values(ds.map(slow)) == expected
+    assert values(ds.map(slow, num_parallel_calls=4)) == expected
+    assert values(ds.map(slow, num_parallel_calls=AUTOTUNE)) == expected
+
+
+def test_parallel_map_and_prefetch_overlap_waiting():
+    ds = Dataset.range(8).map(lambda v: (time.sleep(0.02), v)[1], num_parallel_calls=8)
+    start = time.perf_counter()
+    assert values(ds) == list(range(8))
+    assert time.perf_counter() - start < 8 * 0.02            # serial would take 0.16 s
+    producer_threads = set()
+
+    def record(v):
+        producer_threads.add(threading.get_ident())
+        return v
+    assert values(Dataset.range(5).map(record).prefetch(2)) == list(range(5))
+    assert threading.get_ident() not in producer_threads
+
+
+def test_prefetch_reraises_errors_and_stops_its_thread_early():
+    def broken(v):
+        if int(v) == 3:
+            raise RuntimeError("bad element 3")
+        return v
+    with pytest.raises(RuntimeError, match="bad element 3"):
+        list(Dataset.range(5).map(broken).prefetch(1))
+    before = threading.active_count()
+    for _ in Dataset.range(10 ** 6).prefetch(2).take(3):
+        pass
+    deadline = time.time() + 2
+    while threading.active_count() > before and time.time() < deadline:
+        time.sleep(0.01)
+    assert threading.active_count() <= before
+
+
+def test_pipeline_feeds_fit_and_yields_device_tensors_in_batches(device):
+    x = np.random.default_rng(0).normal(size=(40, 3)).astype(np.float32)
+    ds = Dataset.from_tensor_slices((x, x.sum(1, keepdims=True))).shuffle(40, seed=0) \
+        .batch(8).prefetch(2)
+    with eg.device(device):
+        xb, yb = next(iter(ds))
+        assert xb.shape == (8, 3) and xb.device.name == device
+        model = eg.Sequential([eg.layers.Dense(1, input_shape=(3,))])
+        model.compile("sgd", "mse")
+        history = model.fit(ds, epochs=3, verbose=0)
+    assert history.history["loss"][-1] < history.history["loss"][0]
