@@ -1,8 +1,7 @@
 """Activation functions and dropout: the non-linearities between layers."""
 from .base import Op, apply
-from ..devices import device
 from .math import cast, exp, multiply, to_float
-from .random import random_uniform
+from .random import RandomOp
 from .reduce import axis_failure, reduce_sum
 
 
@@ -89,6 +88,20 @@ class LogSoftmax(AlongAxis):
         return (grad - exp(out) * reduce_sum(grad, self.axis, keepdims=True),)
 
 
+class DropoutMask(RandomOp):
+    """Dropout's random mask, shaped like (and on the device of) its input: each element is 0
+    with probability ``rate``, else 1/(1 − rate). Drawn anew on every run, like any random op."""
+
+    name = "dropout_mask"
+
+    def __init__(self, rate, seed):
+        self.rate, self.seed, self._own = rate, seed, None
+
+    def forward(self, xp, x):
+        keep = 1 - self.rate
+        return (self.rng(xp).random(x.shape) < keep).astype(x.dtype) / keep
+
+
 def relu(x):
     return apply(Relu(), x)
 
@@ -121,7 +134,4 @@ def dropout(x, rate=0.5, training=True, seed=None):
         raise ValueError(f"dropout rate must be in [0, 1), got {rate}.")
     if not training or rate == 0:
         return x
-    keep = 1 - rate
-    with device(x.device):                  # the mask is drawn where x lives
-        mask = cast(random_uniform(x.shape, dtype=x.dtype, seed=seed) < keep, x.dtype) / keep
-    return multiply(x, mask)
+    return multiply(x, apply(DropoutMask(rate, seed), x))    # mul switches: grad · mask
