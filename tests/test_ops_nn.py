@@ -128,3 +128,15 @@ def test_dropout_is_identity_at_inference(device):
     assert eg.nn.dropout(x, rate=0.0) is x
     with pytest.raises(ValueError, match="rate"):
         eg.nn.dropout(x, rate=1.0)
+
+
+def test_dropout_in_a_graph_with_unknown_batch_size():
+    """The mask is an op on x, so it takes x's shape at run time (batch size None here)."""
+    with eg.Graph().as_default():
+        x = eg.placeholder(eg.float32, [None, 4])
+        y = eg.nn.dropout(x, rate=0.5, seed=1)
+        with eg.Session() as sess:
+            for batch in (2, 300):
+                out = sess.run(y, {x: np.ones((batch, 4))})
+                assert out.shape == (batch, 4) and set(np.unique(out)) <= {0.0, 2.0}
+    assert abs((out == 0).mean() - 0.5) < 0.1
