@@ -101,6 +101,10 @@ class DropoutMask(RandomOp):
         keep = 1 - self.rate
         return (self.rng(xp).random(x.shape) < keep).astype(x.dtype) / keep
 
+    def static_shape(self, x):
+        """Shaped like x (graphs ask this instead of a trial run, which would use up draws)."""
+        return x.shape, x.dtype
+
 
 def relu(x):
     return apply(Relu(), x)
