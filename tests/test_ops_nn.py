@@ -140,3 +140,15 @@ def test_dropout_in_a_graph_with_unknown_batch_size():
                 out = sess.run(y, {x: np.ones((batch, 4))})
                 assert out.shape == (batch, 4) and set(np.unique(out)) <= {0.0, 2.0}
     assert abs((out == 0).mean() - 0.5) < 0.1
+
+
+def test_dropout_draws_the_same_mask_in_graphs_and_eagerly():
+    """A seeded dropout op's first run matches eager dropout with that seed: building the
+    graph uses up no random draws."""
+    data = np.ones((3, 4), dtype=np.float32)
+    eager = eg.nn.dropout(eg.tensor(data), rate=0.5, seed=5).numpy()
+    with eg.Graph().as_default():
+        x = eg.placeholder(eg.float32, [None, 4])
+        y = eg.nn.dropout(x, rate=0.5, seed=5)
+        with eg.Session() as sess:
+            np.testing.assert_array_equal(sess.run(y, {x: data}), eager)
