@@ -17,7 +17,8 @@ def test_broadcast_mismatch_names_op_shapes_and_dimension(device):
     message = str(info.value)
     assert message.startswith("add:")
     assert "(2, 3)" in message and "(4, 3)" in message
-    assert "dimension -2" in message and "[2, 4]" in message and "equal or one of them 1" in message
+    assert "dimension -2" in message and "[2, 4]" in message
+    assert "equal or one of them 1" in message
     with pytest.raises(ShapeError, match=r"^mul: .*\(5,\).*\(2, 4\).*dimension -1"):
         on(device, np.ones(5)) * on(device, np.ones((2, 4)))
     with pytest.raises(ShapeError, match="^maximum:"):

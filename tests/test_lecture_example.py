@@ -5,6 +5,7 @@ Backward:  df/dq = 2q = 4,   df/dp = df/db = 4 (add distributes),
            df/dw = df/dp · x = 8,   df/dx = df/dp · w = 12 (mul switches)
 """
 import numpy as np
+import pytest
 
 import edugraph as eg
 
@@ -31,7 +32,7 @@ def test_worked_example_with_a_tape_and_variables():
 
 
 def test_worked_example_matches_pytorch():
-    torch = __import__("pytest").importorskip("torch")
+    torch = pytest.importorskip("torch")
     x, w, b = (torch.tensor(v, requires_grad=True) for v in (2.0, 3.0, -4.0))
     ((w * x + b) ** 2).backward()
     ours = [eg.tensor(v, requires_grad=True) for v in (2.0, 3.0, -4.0)]
