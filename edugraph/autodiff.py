@@ -47,9 +47,11 @@ def _seed(output, grad, implicit_sum=False):
         return Tensor(output.device.xp.ones(output.shape, dtype=output.dtype), output.device)
     grad = grad if isinstance(grad, Tensor) else Tensor(
         output.device.put(_host(grad, output.dtype)), output.device)
-    if grad.shape != output.shape:
-        raise GradientError(f"The gradient passed to backward has shape {grad.shape}, but the "
-                            f"output has shape {output.shape}; they must match.")
+    if (grad.shape, grad.dtype, grad.device) != (output.shape, output.dtype, output.device):
+        raise GradientError(
+            f"The gradient passed to backward has shape {grad.shape}, dtype {grad.dtype} on "
+            f"{grad.device.name}, but the output has shape {output.shape}, dtype "
+            f"{output.dtype} on {output.device.name}; they must match.")
     return grad
 
 
