@@ -75,6 +75,11 @@ def test_non_scalar_backward_needs_a_gradient(device):
         y.backward()
     with pytest.raises(GradientError, match=r"\(3,\).*\(2,\)"):
         y.backward(on(device, [1.0, 1.0, 1.0]))
+    with pytest.raises(GradientError, match=r"dtype float64.*dtype float32"):
+        y.backward(on(device, [1.0, 1.0], dtype=eg.float64))
+    if device != "cpu:0":
+        with pytest.raises(GradientError, match=f"on cpu:0.*on {device}"):
+            y.backward(eg.tensor([1.0, 1.0]))
 
 
 def test_backward_on_a_constant(device):
