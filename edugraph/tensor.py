@@ -319,13 +319,16 @@ def tensor(data, dtype=None, device=None, requires_grad=False, name=None):
 def constant_like(value, ref):
     """A Python number or array used next to tensor ``ref``: same device, fitting dtype.
 
-    Numbers adapt to the tensor (``x * 2`` stays float32), as in PyTorch and TF; a float next to
-    an integer tensor makes a float32 constant.
+    Numbers and lists of numbers adapt to the tensor (``x * 2`` stays float32, ``x64 * [1., 2.]``
+    float64), as in TF; a float next to an integer tensor makes a float32 constant. numpy arrays
+    keep their own dtype.
     """
     if ref is None:
         return tensor(value)
     kind = _PYTHON_SCALARS.get(type(value))
-    if kind is None:
+    if kind is None and isinstance(value, (list, tuple)):
+        kind = _infer_dtype(value).kind
+    if kind not in _DEFAULT_DTYPE:
         return tensor(value, device=ref.device)
     dtype = ref.dtype if kind in _WIDENS[ref.dtype.kind] else _DEFAULT_DTYPE[kind]
     return Tensor(ref.device.put(np.array(value, dtype)), ref.device)
