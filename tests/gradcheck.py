@@ -23,8 +23,8 @@ def gradcheck(fn, *args, device="cpu:0", name=None, eps=1e-6, atol=1e-6, rtol=1e
     hosts = [np.array(a, dtype=np.float64) if _is_float(a) else a for a in args]
 
     def loss(values, weights=None):
-        tensors = [_to_tensor(v, device, requires_grad=weights is None and _is_float(v))
-                   for v in values]
+        # inputs require grad in the numeric runs too: fn may itself differentiate (eg.grad)
+        tensors = [_to_tensor(v, device, requires_grad=_is_float(v)) for v in values]
         out = fn(*tensors)
         if weights is None:
             return out, tensors
@@ -46,14 +46,13 @@ def gradcheck(fn, *args, device="cpu:0", name=None, eps=1e-6, atol=1e-6, rtol=1e
         if grad.shape != host.shape:
             raise AssertionError(f"{name}: gradient of argument {i} has shape {grad.shape}, "
                                  f"but the argument has shape {host.shape}")
-        with eg.no_grad():
-            for index in np.ndindex(host.shape):
-                numeric = _central_difference(loss, hosts, i, index, weights, eps)
-                if not np.isclose(grad[index], numeric, atol=atol, rtol=rtol):
-                    raise AssertionError(
-                        f"gradcheck failed for {name} on {device}: argument {i} "
-                        f"(shape {host.shape}) at index {index}: analytic {float(grad[index])!r}, "
-                        f"numeric {numeric!r}")
+        for index in np.ndindex(host.shape):
+            numeric = _central_difference(loss, hosts, i, index, weights, eps)
+            if not np.isclose(grad[index], numeric, atol=atol, rtol=rtol):
+                raise AssertionError(
+                    f"gradcheck failed for {name} on {device}: argument {i} "
+                    f"(shape {host.shape}) at index {index}: analytic {float(grad[index])!r}, "
+                    f"numeric {numeric!r}")
         analytic.append(grad)
     return analytic
 

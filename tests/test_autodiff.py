@@ -238,3 +238,32 @@ def test_generated_graphs_match_finite_differences(device, data, input_shapes, p
         return values[-1]
 
     gradcheck(graph, *inputs, device=device, name=f"graph {program}")
+
+
+SMOOTH = {   # name: (function, input values) for second-derivative checks
+    "exp": (eg.exp, [0.3, -1.2]),
+    "log": (eg.log, [0.5, 2.0]),
+    "sqrt": (eg.sqrt, [0.5, 2.0]),
+    "divide": (lambda x: 1 / x, [0.5, -2.0]),
+    "pow": (lambda x: x ** 2.5, [0.5, 2.0]),
+    "sigmoid": (eg.sigmoid, [0.3, -1.2]),
+    "tanh": (eg.tanh, [0.3, -1.2]),
+    "softmax": (lambda x: eg.softmax(x) * [1.0, 3.0], [0.3, -1.2]),
+    "log_softmax": (lambda x: eg.log_softmax(x) * [1.0, 3.0], [0.3, -1.2]),
+    "logsumexp": (eg.logsumexp, [0.3, -1.2]),
+    "matmul": (lambda x: eg.matmul(eg.reshape(x, (1, 2)), eg.reshape(x, (2, 1))), [0.3, -1.2]),
+    "mean_of_square": (lambda x: eg.reduce_mean(x * x * x), [0.3, -1.2]),
+    "maximum": (lambda x: eg.maximum(x * x, 0.5), [0.3, -1.2]),
+}
+
+
+@pytest.mark.parametrize("name", SMOOTH)
+def test_gradients_are_differentiable(device, name):
+    """The backward of every op is written in framework ops, so the gradient itself has a
+    gradient: gradcheck the function x ↦ d(sum f(x))/dx."""
+    fn, values = SMOOTH[name]
+
+    def first_derivative(x):
+        return eg.grad(eg.reduce_sum(fn(x)), x, create_graph=True)
+
+    gradcheck(first_derivative, np.array(values), device=device, name=f"d/dx {name}")

@@ -97,6 +97,10 @@ def test_python_numbers_keep_the_tensor_dtype(device):
     assert (x * 2).dtype == eg.float32 and (2.5 + x).dtype == eg.float32
     assert (on(device, [1, 2]) * 2).dtype == eg.int64
     assert (on(device, [1, 2]) * 0.5).dtype == eg.float32
+    x64 = on(device, [1.0, 2.0], dtype=eg.float64)
+    assert (x64 * [2.0, 3.0]).dtype == eg.float64 and (x64 + [1, 2]).dtype == eg.float64
+    np.testing.assert_array_equal((x64 * [2.0, 3.0]).numpy(), [2, 6])
+    assert (on(device, [1, 2]) + [1, 2]).dtype == eg.int64
 
 
 def test_maximum_ties_go_to_the_first_input(device):
