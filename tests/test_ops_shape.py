@@ -163,3 +163,11 @@ def test_copy_between_devices_carries_the_gradient_back(device):
 
 def test_identity(device):
     gradcheck(eg.identity, np.array([1.0, -2.0]), device=device, name="identity")
+
+
+def test_boolean_mask_from_a_comparison(device):
+    x = on(device, [[1.0, -2.0], [-3.0, 4.0]], requires_grad=True)
+    positive = x[x > 0]
+    np.testing.assert_array_equal(positive.numpy(), [1, 4])
+    (positive * on(device, [10.0, 20.0])).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[10, 0], [0, 20]])
