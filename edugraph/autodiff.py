@@ -185,6 +185,9 @@ class GradientTape:
             found = self._walk(target, flat, output_gradients)
         finally:
             self._set_watched(recording)
+        if not self.watch_accessed_variables:        # then only what tape.watch() named counts
+            watched = {id(t) for t in self._watched}
+            found = {t: g for t, g in found.items() if id(t) in watched}
         result = [found.get(s) for s in flat]
         if unconnected_gradients == "zero":
             result = [r if r is not None else s * 0 for r, s in zip(result, flat)]
