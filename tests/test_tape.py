@@ -160,3 +160,12 @@ def test_stop_recording(device):
 def test_gradient_before_recording_is_an_error():
     with pytest.raises(GradientError, match="recorded"):
         eg.GradientTape().gradient(eg.tensor(1.0), eg.tensor(1.0))
+
+
+def test_watch_accessed_variables_false():
+    a, b = eg.Variable(2.0), eg.Variable(3.0)
+    with eg.GradientTape(watch_accessed_variables=False, persistent=True) as tape:
+        tape.watch(a)
+        y = a * b
+    assert tape.gradient(y, a).item() == 3.0
+    assert tape.gradient(y, b) is None
