@@ -71,9 +71,12 @@ def _flat(args):
 
 
 def _shape_of(x):
+    """The shape of ``x`` (or of each tensor in a list), the batch size shown as ``None``:
+    a layer is built for any batch size."""
     if isinstance(x, (list, tuple)):
         return [_shape_of(i) for i in x]
-    return tuple(x.shape)
+    shape = tuple(x.shape)
+    return (None,) + shape[1:] if shape else shape
 
 
 class Module:
