@@ -246,3 +246,25 @@ def test_tf1_slide_program_trains_in_a_session():
             values = {x: x_train, y: y_train}
             history = [sess.run([loss, updates], feed_dict=values)[0] for _ in range(20)]
     assert history[-1] < history[0]
+
+
+def test_batch_norm_trains_in_a_graph_through_update_ops():
+    rng = np.random.default_rng(1)
+    batch = rng.normal(3.0, 2.0, size=(16, 4)).astype(np.float32)
+    with eg.Graph().as_default() as graph:
+        x = eg.placeholder(eg.float32, shape=(None, 4))
+        layer = layers.BatchNormalization(momentum=0.5)
+        y = layer(x, training=True)
+        updates = graph.get_collection("update_ops")
+        assert len(updates) == 2
+        with eg.Session() as sess:
+            sess.run(eg.global_variables_initializer())
+            out, _ = sess.run([y, updates], {x: batch})
+            moving_mean = sess.run(layer.moving_mean)
+    np.testing.assert_allclose(out.mean(0), 0, atol=1e-5)
+    np.testing.assert_allclose(moving_mean, 0.5 * batch.mean(0), rtol=1e-5)
+    eager_layer = layers.BatchNormalization()
+    eager_layer(eg.tensor(batch))
+    with eg.Graph().as_default():
+        with pytest.raises(ValueError, match="built outside this graph"):
+            eager_layer(eg.placeholder(eg.float32, shape=(None, 4)), training=True)

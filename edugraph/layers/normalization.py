@@ -7,6 +7,8 @@ running averages for inference; LayerNormalization takes them over each example'
 it behaves the same in training and inference.
 """
 from ..context import no_grad
+
+UPDATE_OPS = "update_ops"       # TF1's tf.GraphKeys.UPDATE_OPS
 from ..nn.module import Module, fan_in_shape
 from ..ops.math import sqrt, square
 from ..ops.reduce import reduce_mean
@@ -71,9 +73,21 @@ class BatchNormalization(Module):
 
     def _update_moving_averages(self, mean, variance):
         m = self.momentum
-        with no_grad():
-            self.moving_mean.assign(self.moving_mean * m + mean * (1 - m))
-            self.moving_variance.assign(self.moving_variance * m + variance * (1 - m))
+        updates = [(self.moving_mean, mean), (self.moving_variance, variance)]
+        if mean.graph is None:                      # eager: update the averages right now
+            with no_grad():
+                for var, batch in updates:
+                    var.assign(var * m + batch * (1 - m))
+            return
+        # In a graph an assign only happens when run: as in TF1, the updates go into the
+        # "update_ops" collection, to run with the training step:
+        #   with eg.control_dependencies(graph.get_collection("update_ops")): train = ...
+        if self.moving_mean.graph is not mean.graph:
+            raise ValueError(f"BatchNormalization '{self.name}' was built outside this graph, "
+                             "so its moving averages cannot be updated by it. Build the layer "
+                             "in the graph (call it there first), or use training=False.")
+        for var, batch in updates:
+            mean.graph.add_to_collection(UPDATE_OPS, var.assign(var * m + batch * (1 - m)))
 
     def extra_repr(self):
         return f"momentum={self.momentum}, epsilon={self.epsilon}"
