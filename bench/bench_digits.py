@@ -10,8 +10,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import edugraph as eg  # noqa: E402
 from edugraph import layers  # noqa: E402

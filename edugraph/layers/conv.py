@@ -14,7 +14,8 @@ class Conv2D(Module):
                  kernel_regularizer=None, bias_regularizer=None, **kwargs):
         super().__init__(**kwargs)
         self.filters = filters
-        self.kernel_size, self.strides = _pair(kernel_size, "kernel_size"), _pair(strides, "strides")
+        self.kernel_size = _pair(kernel_size, "kernel_size")
+        self.strides = _pair(strides, "strides")
         self.padding = padding.lower()
         self.activation = activations.get(activation)
         self.use_bias = use_bias

@@ -1,5 +1,4 @@
-"""The everyday layers: Dense, Activation, Flatten, Reshape, Dropout, and merging (Add, Concatenate).
-"""
+"""The everyday layers: Dense, Activation, Flatten, Reshape, Dropout; Add and Concatenate merge."""
 import math
 
 from . import activations

@@ -39,7 +39,8 @@ EPSILON = 1e-7      # Keras clips probabilities to [ε, 1 − ε] before taking 
 def _as_labels(labels, like, integer=False):
     """Labels as a tensor next to ``like`` (same device; same float dtype unless ``integer``)."""
     if not isinstance(labels, Tensor):
-        return tensor(np.asarray(labels), dtype="int64" if integer else like.dtype, device=like.device)
+        dtype = "int64" if integer else like.dtype
+        return tensor(np.asarray(labels), dtype=dtype, device=like.device)
     if integer:
         return cast(labels, "int64") if labels.dtype.kind == "f" else labels
     return cast(labels, like.dtype)

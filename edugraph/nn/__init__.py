@@ -9,8 +9,8 @@
   There is no ``Conv2d`` alias: edugraph's images are NHWC (Keras), PyTorch's NCHW, and a
   same-named class with a different layout would mislead; use ``eg.layers.Conv2D``.
 """
-from ..ops.activation import (dropout, leaky_relu, log_softmax, relu, sigmoid, softmax,  # noqa: F401
-                              tanh)
+from ..ops.activation import (  # noqa: F401
+    dropout, leaky_relu, log_softmax, relu, sigmoid, softmax, tanh)
 from ..ops.conv import conv2d, extract_patches, max_pool, max_pool2d  # noqa: F401
 from ..ops.reduce import logsumexp  # noqa: F401
 from .module import KerasTensor, Module  # noqa: F401
