@@ -268,3 +268,20 @@ def test_batch_norm_trains_in_a_graph_through_update_ops():
     with eg.Graph().as_default():
         with pytest.raises(ValueError, match="built outside this graph"):
             eager_layer(eg.placeholder(eg.float32, shape=(None, 4)), training=True)
+
+
+def test_progress_in_a_notebook_is_one_updating_html_widget(monkeypatch, capsys, digits):
+    pytest.importorskip("ipywidgets")
+    import IPython.display
+    shown = []
+    monkeypatch.setattr(eg.models.callbacks, "_in_notebook", lambda: True)
+    monkeypatch.setattr(IPython.display, "display", shown.append)
+    (x, y), _ = digits
+    model = mlp()
+    model.compile("sgd", "sparse_categorical_crossentropy", metrics=["accuracy"])
+    model.fit(x[:64], y[:64], epochs=3, batch_size=16, verbose=1)
+    assert capsys.readouterr().out == ""                      # nothing printed: the widget shows it
+    (widget,) = shown
+    lines = widget.value.split("<pre style='margin:0'>")[1].split("</pre>")[0].splitlines()
+    assert [line.split(" - ")[0] for line in lines] == ["Epoch 1/3", "Epoch 2/3", "Epoch 3/3"]
+    assert all(" - 4/4 - " in line and "accuracy: " in line for line in lines)

@@ -276,8 +276,7 @@ class Module:
     def _call_symbolic(self, args, kwargs):
         """Functional API: record the call and work out the output's shape; no values yet."""
         out_shape = self.build_for(_shape_of(args[0]))
-        dtype = self.dtype if self.trainable_variables or self.variables else \
-            next(_flat(args)).dtype
+        dtype = self.dtype if self.variables else next(_flat(args)).dtype
         return KerasTensor(out_shape, dtype, layer=self, inputs=args, kwargs=kwargs)
 
     # ------------------------------------------------------------------ saving and showing
