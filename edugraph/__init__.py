@@ -23,6 +23,7 @@ from .ops.shape import (broadcast_to, cat, concat, copy_to, expand_dims, gather,
 from .tensor import (Tensor, as_dtype, bool_, float16, float32, float64, int8, int16, int32,
                      int64, tensor, uint8)
 from .variable import Variable
+from .view import GraphView, graph_view
 
 # The other rooms: each exports its public names through its package's __all__.
 from . import data, datasets, initializers, layers, losses, train  # noqa: E402,F401
@@ -34,6 +35,5 @@ float = float32  # noqa: A001
 sum, mean = reduce_sum, reduce_mean  # noqa: A001  (PyTorch spellings: torch.sum, torch.mean)
 max, min = reduce_max, reduce_min  # noqa: A001
 mul, sub, div, neg = multiply, subtract, divide, negative
-constant = tensor
 
 __version__ = "0.1.0"
