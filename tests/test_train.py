@@ -174,3 +174,23 @@ def test_no_gradient_is_a_clear_error():
         w = eg.Variable(1.0, name="w")
         with pytest.raises(ValueError, match="No gradients provided"):
             eg.train.GradientDescentOptimizer(0.1).minimize(eg.constant(1.0) * 2, var_list=[w])
+
+
+def test_state_moves_to_a_fresh_optimizer_and_continues_the_same_trajectory():
+    def loss_fn(w):
+        return lambda: eg.reduce_sum((w - TARGET) ** 3 + w * w)
+
+    w = eg.Variable(W0.copy(), name="w")
+    adam = eg.train.AdamOptimizer(0.1)
+    for _ in range(3):
+        adam.minimize(loss_fn(w), var_list=[w])
+    state = adam.get_state([("w", w)])
+    assert sorted(state) == ["step", "w/m", "w/v"] and state["step"] == 3.0
+
+    w2 = eg.Variable(w.numpy(), name="w")
+    fresh = eg.train.AdamOptimizer(0.1)
+    fresh.set_state(state, [("w", w2)])
+    adam.minimize(loss_fn(w), var_list=[w])
+    fresh.minimize(loss_fn(w2), var_list=[w2])
+    np.testing.assert_array_equal(w2.numpy(), w.numpy())
+    np.testing.assert_array_equal(fresh.get_slot(w2, "m").numpy(), adam.get_slot(w, "m").numpy())

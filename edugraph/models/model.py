@@ -286,37 +286,17 @@ class Model(Module):
 
 
 # ----------------------------------------------------------------------------- optimizer state
-# An eg.train optimizer keeps per-variable slots (Adam's m and v...) and, for rules with bias
-# correction, a step count. Saved by variable name, they can be restored into a fresh optimizer
-# for a fresh model: slots are created on demand (as the first update would) and overwritten.
+# Stored beside the weights under "optimizer/", keyed by variable name (Optimizer.get_state).
 def _optimizer_state(optimizer, named_variables):
-    state = {}
-    named_variables = list(named_variables)
-    for name, var in named_variables:
-        for slot_name in optimizer.get_slot_names():
-            slot = optimizer.get_slot(var, slot_name)
-            if slot is not None:
-                state[f"optimizer/{name}/{slot_name}"] = slot.numpy()
-    if getattr(optimizer, "_step", None) is not None:
-        state["optimizer/step"] = optimizer._step.numpy()
-    return state
+    return {f"optimizer/{key}": value
+            for key, value in optimizer.get_state(named_variables).items()}
 
 
 def _restore_optimizer_state(optimizer, stored, named_variables):
-    keys = [k for k in stored.files if k.startswith("optimizer/")]
-    if not keys:
-        return
-    named_variables = list(named_variables)
-    for name, var in named_variables:
-        if any(k.startswith(f"optimizer/{name}/") for k in keys):
-            for slot_name, slot in optimizer._slots_for(var).items():
-                slot.assign(stored[f"optimizer/{name}/{slot_name}"])
-    if "optimizer/step" in keys:
-        if optimizer._step is None:
-            from ..train.optimizer import _like
-            first = next(v for _, v in named_variables)
-            optimizer._step = _like(first, 0.0, f"{optimizer.name}_step", shape=())
-        optimizer._step.assign(stored["optimizer/step"])
+    state = {key[len("optimizer/"):]: stored[key] for key in stored.files
+             if key.startswith("optimizer/")}
+    if state:
+        optimizer.set_state(state, named_variables)
 
 
 # ----------------------------------------------------------------------------- data helpers

@@ -45,7 +45,9 @@ class Optimizer:
         """The slot variable ``name`` of ``var`` (None before the first update)."""
         return self._slots.get((id(var), name))
 
-    def _slots_for(self, var):
+    def slots_for(self, var):
+        """``{slot name: slot Variable}`` for ``var``, created (at their initial values) on first
+        use, as the first update would."""
         slots = {}
         for name, initial in self.slot_initial.items():
             slot = self._slots.get((id(var), name))
@@ -53,6 +55,36 @@ class Optimizer:
                 slot = self._slots[(id(var), name)] = _like(var, initial, f"{self.name}_{name}")
             slots[name] = slot
         return slots
+
+    def step_variable(self, like):
+        """The variable counting applied updates (for bias correction), created beside ``like``."""
+        if self._step is None:
+            self._step = _like(like, 0.0, f"{self.name}_step", shape=())
+        return self._step
+
+    # ------------------------------------------------------------------ saving
+    def get_state(self, named_variables):
+        """The optimizer's state as arrays: ``{"<variable name>/<slot>": ..., "step": ...}``.
+        Keyed by variable name, so it can be restored into a fresh optimizer for a fresh model."""
+        state = {}
+        for name, var in named_variables:
+            for slot_name in self.get_slot_names():
+                slot = self.get_slot(var, slot_name)
+                if slot is not None:
+                    state[f"{name}/{slot_name}"] = slot.numpy()
+        if self._step is not None:
+            state["step"] = self._step.numpy()
+        return state
+
+    def set_state(self, state, named_variables):
+        """Restore what ``get_state`` returned (slots are created where they do not exist yet)."""
+        named_variables = list(named_variables)
+        for name, var in named_variables:
+            if any(key.startswith(f"{name}/") for key in state):
+                for slot_name, slot in self.slots_for(var).items():
+                    slot.assign(state[f"{name}/{slot_name}"])
+        if "step" in state and named_variables:
+            self.step_variable(named_variables[0][1]).assign(state["step"])
 
     # ------------------------------------------------------------------ TF1 API
     def compute_gradients(self, loss, var_list=None):
@@ -97,12 +129,11 @@ class Optimizer:
     def _apply(self, pairs, global_step):
         step, writes = None, []
         if self.counts_steps:
-            if self._step is None:
-                self._step = _like(pairs[0][1], 0.0, f"{self.name}_step", shape=())
-            step = self._step + 1
-            writes.append(self._step.assign(step))
+            counter = self.step_variable(pairs[0][1])
+            step = counter + 1
+            writes.append(counter.assign(step))
         for grad, var in pairs:
-            slots = self._slots_for(var)
+            slots = self.slots_for(var)
             new = self.update(var, grad, {k: s for k, s in slots.items()}, step)
             for key, value in new.items():
                 target = var if key is var else slots[key]
