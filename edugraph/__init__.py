@@ -11,9 +11,10 @@ from .devices import (Device, current_device, device, get_device, gpu_available,
 from .ops import random
 from .ops.activation import dropout, leaky_relu, log_softmax, relu, sigmoid, softmax, tanh
 from .ops.linalg import matmul
-from .ops.math import (abs, add, cast, clip, clip_by_value, divide, equal, exp, greater,
-                       greater_equal, less, less_equal, log, logical_not, maximum, minimum,
-                       multiply, negative, not_equal, pow, sign, sqrt, square, subtract, where)
+from .ops.math import (abs, add, cast, clip, clip_by_value, divide, equal, exp, floordiv,
+                       floormod, greater, greater_equal, less, less_equal, log, logical_not,
+                       maximum, minimum, multiply, negative, not_equal, pow, sign, sqrt, square,
+                       subtract, where)
 from .ops.random import (fill, manual_seed, ones, ones_like, rand, randn, random_normal,
                          random_uniform, zeros, zeros_like)
 from .ops.reduce import (argmax, argmin, logsumexp, reduce_all, reduce_any, reduce_logsumexp,
@@ -35,5 +36,6 @@ float = float32  # noqa: A001
 sum, mean = reduce_sum, reduce_mean  # noqa: A001  (PyTorch spellings: torch.sum, torch.mean)
 max, min = reduce_max, reduce_min  # noqa: A001
 mul, sub, div, neg = multiply, subtract, divide, negative
+mod, floor_divide, remainder = floormod, floordiv, floormod  # tf.mod; PyTorch's names
 
 __version__ = "0.1.0"

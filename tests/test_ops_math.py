@@ -219,3 +219,25 @@ def test_pytorch_method_names(device):
     np.testing.assert_array_equal(y.log().numpy(), eg.log(y).numpy())
     np.testing.assert_array_equal(x.pow(3).numpy(), [1, -8])
     np.testing.assert_array_equal(x.where(x > 0, y).numpy(), [1, 4])    # torch.Tensor.where
+
+
+@checks
+@given(data=st.data(), pair=broadcastable_shapes())
+def test_floormod_and_floordiv(device, data, pair):
+    # x % y jumps where x / y is an integer: keep x / y away from integers for the gradient check
+    y = data.draw(positive_arrays(pair[1])) * data.draw(st.sampled_from([-1.0, 1.0])) + 0.5
+    x = data.draw(arrays(pair[0]))
+    x = np.broadcast_to(x, np.broadcast_shapes(x.shape, y.shape)).copy()
+    x += np.where(np.abs(x / y - np.round(x / y)) < 0.05, 0.2 * np.abs(y), 0.0)
+    np.testing.assert_allclose(eg.floormod(on(device, x), on(device, y)).numpy(), np.mod(x, y))
+    np.testing.assert_array_equal((on(device, x) // on(device, y)).numpy(), x // y)
+    gradcheck(eg.floormod, x, y, device=device, name="floormod")
+
+
+def test_floordiv_and_mod_operators_on_integers_and_numbers(device):
+    i = on(device, np.array([7, -7, 6]))
+    np.testing.assert_array_equal((i // 2).numpy(), [3, -4, 3])
+    np.testing.assert_array_equal((i % 3).numpy(), [1, 2, 0])
+    np.testing.assert_array_equal((10 % on(device, np.array([3.0, -4.0]))).numpy(), [1.0, -2.0])
+    x = on(device, np.array([5.0, -7.0]), requires_grad=True)
+    assert not (x // 2.0).requires_grad            # piecewise constant: no gradient, as in TF

@@ -28,6 +28,7 @@ CASES = {   # name: (inputs, edugraph function, torch function)
     "exp": ([A], eg.exp, T.exp),
     "log": ([POS], eg.log, T.log),
     "abs": ([A], eg.abs, T.abs),
+    "floormod": ([A * 3, POS], eg.floormod, T.remainder),
     "maximum": ([DISTINCT, ROW], eg.maximum, T.maximum),
     "minimum": ([DISTINCT, COL], eg.minimum, T.minimum),
     "where": ([A, B], lambda x, y: eg.where(x > y, x, y), lambda x, y: T.where(x > y, x, y)),

@@ -132,6 +132,28 @@ class Sign(Op):
         return xp.sign(x)
 
 
+class FloorDiv(Elementwise):
+    """x // y, rounded towards -inf. Piecewise constant: no gradient flows (as in TensorFlow)."""
+
+    name, differentiable = "floordiv", False
+
+    def forward(self, xp, x, y):
+        return xp.floor_divide(x, y)
+
+
+class FloorMod(Elementwise):
+    """x % y with the sign of y (Python's and TensorFlow's floormod; PyTorch's remainder)."""
+
+    name = "floormod"
+
+    def forward(self, xp, x, y):
+        return xp.mod(x, y)
+
+    def backward(self, grad, out, x, y):
+        # x % y = x - floor(x / y) * y, and floor is flat almost everywhere
+        return grad, -grad * floordiv(x, y)
+
+
 # ----------------------------------------------------------------------------- routing ops
 class Maximum(Elementwise):
     """Elementwise max. Ties go to the first input, as in TensorFlow."""
@@ -325,3 +347,13 @@ def to_float(x):
 
 def logical_not(x):
     return apply(LogicalNot(), x)
+
+
+def floordiv(x, y):
+    """x // y elementwise (``tf.math.floordiv``, ``torch.floor_divide``); no gradient."""
+    return apply(FloorDiv(), x, y)
+
+
+def floormod(x, y):
+    """x % y elementwise, the result has y's sign (``tf.math.floormod``, ``torch.remainder``)."""
+    return apply(FloorMod(), x, y)
