@@ -118,6 +118,17 @@ def _reduction(op, x):
     return TensorShape(dims), dtype
 
 
+def _reshape(op, x):
+    """TF's rule: the target's -1 is inferred when the input's size is known, else unknown."""
+    target = list(op.shape)
+    if not x.shape.rank_known or None in x.shape:
+        return TensorShape(target), x.dtype             # -1 becomes ? (TensorShape maps it)
+    size, known = int(np.prod(x.shape)), int(np.prod([d for d in target if d != -1]))
+    if (size % known if -1 in target else size != known) if known else size:
+        raise ShapeError(op.explain_failure([tuple(x.shape)]))
+    return TensorShape([size // known if d == -1 else d for d in target]), x.dtype
+
+
 def _like_second(op, x, like, *rest):
     return like.shape, x.dtype
 
@@ -128,7 +139,7 @@ def _made(op, *inputs):
 
 _RULES = {}
 for _cls in (math.Add, math.Subtract, math.Multiply, math.Divide, math.Pow, math.Maximum,
-             math.Minimum, math.Where, math.Compare):
+             math.Minimum, math.Where, math.Compare, math.FloorDiv, math.FloorMod):
     _RULES[_cls] = _elementwise
 for _cls in (math.Negative, math.Square, math.Sqrt, math.Exp, math.Log, math.Abs, math.Sign,
              math.Clip, activation.Relu, activation.LeakyRelu, activation.Sigmoid,
@@ -141,6 +152,7 @@ for _cls in (base.SumToShapeOf, base.BroadcastLike, shape_ops.ReshapeLike):
 for _cls in (random.Fill, random.RandomNormal, random.RandomUniform):
     _RULES[_cls] = _made
 _RULES[linalg.MatMul] = _matmul
+_RULES[shape_ops.Reshape] = _reshape
 _RULES[math.Cast] = lambda op, x: (x.shape, op.dtype)
 _RULES[math.LogicalNot] = lambda op, x: (x.shape, np.dtype(bool))
 

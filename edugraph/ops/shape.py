@@ -21,9 +21,10 @@ class Reshape(Op):
         return (reshape_like(grad, x),)
 
     def explain_failure(self, shapes):
-        return (f"reshape: cannot reshape a tensor of shape {shapes[0]} "
-                f"({int(np.prod(shapes[0]))} elements) into {self.shape}; the number of "
-                "elements must stay the same (one dimension may be -1).")
+        size = "an unknown number of" if None in shapes[0] else int(np.prod(shapes[0]))
+        return (f"reshape: cannot reshape a tensor of shape {shapes[0]} ({size} elements) "
+                f"into {self.shape}; the number of elements must stay the same (one dimension "
+                "may be -1, and it is inferred).")
 
 
 class ReshapeLike(Op):
