@@ -29,6 +29,9 @@ from .view import GraphView, graph_view
 # The other rooms: each exports its public names through its package's __all__.
 from . import data, datasets, initializers, layers, losses, train  # noqa: E402,F401
 from .graph import *  # noqa: E402,F401,F403
+from .initializers import (glorot_normal as glorot_normal_initializer,  # noqa: E402  (TF1 names)
+                           glorot_uniform as glorot_uniform_initializer,
+                           variance_scaling_initializer)
 from .models import *  # noqa: E402,F401,F403
 
 bool = bool_  # noqa: A001  (eg.bool, like tf.bool / torch.bool)

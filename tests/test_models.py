@@ -236,7 +236,7 @@ def test_tf1_slide_program_trains_in_a_session():
     with eg.Graph().as_default():
         x = eg.placeholder(eg.float32, shape=(64, 20))
         y = eg.placeholder(eg.float32, shape=(64, 5))
-        init = eg.initializers.variance_scaling_initializer(2.0)
+        init = eg.variance_scaling_initializer(2.0)  # the slide: tf.variance_scaling_initializer
         y_pred = eg.layers.dense(inputs=x, units=5, activation=eg.nn.relu,
                                  kernel_initializer=init)
         loss = eg.losses.mean_squared_error(y_pred, y)
