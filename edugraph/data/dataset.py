@@ -25,6 +25,7 @@ import threading
 import numpy as np
 
 from ..devices import current_device
+from ..nest import flatten, map_structure
 from ..ops import random as _random
 from ..tensor import Tensor
 
@@ -32,25 +33,6 @@ __all__ = ["Dataset", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY"]
 
 AUTOTUNE = -1                   # "pick for me": as many parallel calls as CPU cores
 INFINITE_CARDINALITY, UNKNOWN_CARDINALITY = -1, -2
-
-
-def _structure(value, fn):
-    if isinstance(value, dict):
-        return {k: _structure(v, fn) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(_structure(v, fn) for v in value)
-    return fn(value)
-
-
-def _leaves(value):
-    if isinstance(value, dict):
-        for v in value.values():
-            yield from _leaves(v)
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            yield from _leaves(v)
-    else:
-        yield value
 
 
 def _host(value):
@@ -75,17 +57,17 @@ class Dataset:
     def from_tensor_slices(tensors):
         """One element per row of ``tensors`` (an array, or a tuple/dict of arrays with the
         same first dimension): ``from_tensor_slices((x, y))`` yields ``(x[i], y[i])``."""
-        arrays = _structure(tensors, _host)
-        sizes = {a.shape[0] if a.ndim else None for a in _leaves(arrays)}
+        arrays = map_structure(_host, tensors)
+        sizes = {a.shape[0] if a.ndim else None for a in flatten(arrays)}
         if None in sizes or len(sizes) != 1:
-            shapes = [a.shape for a in _leaves(arrays)]
+            shapes = [a.shape for a in flatten(arrays)]
             raise ValueError(f"from_tensor_slices: every component needs the same first "
                              f"dimension (the number of examples); got shapes {shapes}.")
         n = sizes.pop()
 
         def iterate():
             for i in range(n):
-                yield _structure(arrays, lambda a: Tensor(a[i]))
+                yield map_structure(lambda a: Tensor(a[i]), arrays)
         return Dataset(iterate, n)
 
     @staticmethod
@@ -93,7 +75,7 @@ class Dataset:
         """Elements from ``generator()`` (called afresh for each pass over the data)."""
         def iterate():
             for element in generator():
-                yield _structure(element, _cpu_tensor)
+                yield map_structure(_cpu_tensor, element)
         return Dataset(iterate, UNKNOWN_CARDINALITY if length is None else length)
 
     @staticmethod
@@ -108,7 +90,7 @@ class Dataset:
         with ``num_parallel_calls`` several at once in threads, results in the input order."""
         def call(element):
             out = fn(*element) if isinstance(element, tuple) else fn(element)
-            return _structure(out, _cpu_tensor)
+            return map_structure(_cpu_tensor, out)
         workers = (os.cpu_count() or 1) if num_parallel_calls == AUTOTUNE else num_parallel_calls
         if not workers or workers == 1:
             return Dataset(lambda: (call(e) for e in self._make_iterator()), self._cardinality)
@@ -131,10 +113,10 @@ class Dataset:
 
         def stack(elements):
             first = elements[0]
-            flat = [list(_leaves(e)) for e in elements]
+            flat = [flatten(e) for e in elements]
             stacked = iter([Tensor(np.stack([_host(f[i]) for f in flat]))
                             for i in range(len(flat[0]))])
-            return _structure(first, lambda _: next(stacked))
+            return map_structure(lambda _: next(stacked), first)
 
         def iterate():
             group = []
@@ -231,8 +213,8 @@ class Dataset:
         """Elements as tensors on the current device (the one in effect when iteration starts)."""
         device = current_device()
         for element in self._make_iterator():
-            yield _structure(element, lambda t: _cpu_tensor(t).to(device)
-                             if device.kind != "cpu" else _cpu_tensor(t))
+            yield map_structure(lambda t: _cpu_tensor(t).to(device)
+                             if device.kind != "cpu" else _cpu_tensor(t), element)
 
     def cardinality(self):
         """The number of elements, or INFINITE_CARDINALITY (-1) / UNKNOWN_CARDINALITY (-2)."""
@@ -247,7 +229,7 @@ class Dataset:
     def as_numpy_iterator(self):
         """Elements as host numpy arrays."""
         for element in self._make_iterator():
-            yield _structure(element, _host)
+            yield map_structure(_host, element)
 
     def __repr__(self):
         return f"<Dataset cardinality={self._cardinality}>"

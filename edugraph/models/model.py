@@ -18,6 +18,7 @@ from . import callbacks as callbacks_module, metrics as metrics_module
 from .. import autodiff, losses as losses_module, train
 from ..context import no_grad
 from ..devices import current_device
+from ..nest import map_structure
 from ..nn.module import KerasTensor, Module, _flat
 from ..ops import random as _random
 from ..tensor import Tensor, as_dtype, tensor
@@ -90,7 +91,7 @@ class Model(Module):
             if all(node.layer is not m for m in self._modules.values()):
                 self._modules[str(len(self._modules))] = node.layer
         self.built = True
-        self.output_shape = _structure(outputs, lambda t: t.shape)
+        self.output_shape = map_structure(lambda t: t.shape, outputs)
 
     def call(self, inputs, training=False):
         if self._nodes is None:
@@ -100,9 +101,9 @@ class Model(Module):
         for t, v in zip(_flat([self.inputs]), _flat([inputs])):
             values[id(t)] = v
         for node in self._nodes:
-            args = [_structure(a, lambda t: values[id(t)]) for a in node.inputs]
+            args = [map_structure(lambda t: values[id(t)], a) for a in node.inputs]
             values[id(node)] = node.layer(*args, training=training, **node.kwargs)
-        return _structure(self.outputs, lambda t: values[id(t)])
+        return map_structure(lambda t: values[id(t)], self.outputs)
 
     @property
     def layers(self):
@@ -255,7 +256,7 @@ class Model(Module):
         parts = []
         with no_grad():
             for xb, _ in _Batches(x, None, batch_size, False, self.dtype):
-                parts.append(_structure(self(xb, training=False), lambda t: t.numpy()))
+                parts.append(map_structure(lambda t: t.numpy(), self(xb, training=False)))
         if not parts:
             raise ValueError("predict: the input is empty.")
         if isinstance(parts[0], (list, tuple)):
@@ -300,15 +301,6 @@ def _restore_optimizer_state(optimizer, stored, named_variables):
 
 
 # ----------------------------------------------------------------------------- data helpers
-def _structure(value, fn):
-    """Apply ``fn`` to each leaf of a (possibly nested) list/tuple/dict structure."""
-    if isinstance(value, dict):
-        return {k: _structure(v, fn) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(_structure(v, fn) for v in value)
-    return fn(value)
-
-
 def _batch_size(x):
     return len(next(_flat([x])))
 
@@ -323,8 +315,13 @@ def _split(x, y, fraction):
     """The last ``fraction`` of the examples become validation data (Keras: before shuffling)."""
     n = len(next(_flat([x])))
     cut = int(n * (1 - fraction))
-    head = _structure(x, lambda a: a[:cut]), _structure(y, lambda a: a[:cut])
-    return head[0], head[1], (_structure(x, lambda a: a[cut:]), _structure(y, lambda a: a[cut:]))
+    def head(a):
+        return a[:cut]
+
+    def tail(a):
+        return a[cut:]
+    return (map_structure(head, x), map_structure(head, y),
+            (map_structure(tail, x), map_structure(tail, y)))
 
 
 def _to_device(value, float_dtype):
@@ -358,17 +355,21 @@ class _Batches:
                                  f"got {self.n} and {len(a)}.")
         self.steps = -(-self.n // batch_size)
 
+    def _to_device(self, value):
+        return _to_device(value, self.float_dtype)
+
     def __iter__(self):
         if self.dataset is not None:
             for element in self.dataset:
                 x, y = element if isinstance(element, (list, tuple)) else (element, None)
-                yield (_structure(x, lambda v: _to_device(v, self.float_dtype)),
-                       _structure(y, lambda v: _to_device(v, self.float_dtype)) if y is not None
-                       else None)
+                yield (map_structure(self._to_device, x),
+                       None if y is None else map_structure(self._to_device, y))
             return
         order = _random._generator(np).permutation(self.n) if self.shuffle else None
         for start in range(0, self.n, self.batch_size):
             index = slice(start, start + self.batch_size) if order is None else \
                 order[start:start + self.batch_size]
-            pick = lambda a: _to_device(np.asarray(a)[index], self.float_dtype)  # noqa: E731
-            yield _structure(self.x, pick), (None if self.y is None else _structure(self.y, pick))
+            def pick(a):
+                return self._to_device(np.asarray(a)[index])
+            yield (map_structure(pick, self.x),
+                   None if self.y is None else map_structure(pick, self.y))
