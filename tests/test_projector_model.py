@@ -1,5 +1,6 @@
 """The projector's maths and data handling, without widgets."""
 import re
+import sys
 
 import numpy as np
 import pytest
@@ -229,16 +230,20 @@ def test_given_coordinates_are_shown_and_checked():
         projector.use_coordinates(mine[:14])
 
 
-def test_umap_is_optional():
-    matrix, _ = clusters(num_per_cluster=10)
+def test_umap_separates_clusters():
+    matrix, labels = clusters(num_per_cluster=20)
     projector = Projector(matrix)
-    try:
-        import umap  # noqa: F401
-    except ImportError:
-        with pytest.raises(ImportError, match="pip install umap-learn"):
-            projector.umap()
-    else:
-        assert projector.umap(neighbours=5).shape == (30, 2)
+    coordinates = projector.umap(neighbours=5)
+    assert coordinates.shape == (60, 2) and projector.method == "UMAP"
+    gaps = np.linalg.norm(coordinates[:, None] - coordinates[None], axis=2)
+    np.fill_diagonal(gaps, np.inf)
+    assert np.all(labels[gaps.argmin(axis=1)] == labels)
+
+
+def test_umap_without_umap_learn_says_how_to_install_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "umap", None)          # import umap → ImportError
+    with pytest.raises(ImportError, match="pip install umap-learn"):
+        Projector(clusters(num_per_cluster=10)[0]).umap()
 
 
 # ---- neighbours and analogies ------------------------------------------------------------

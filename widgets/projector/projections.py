@@ -84,7 +84,8 @@ def umap(matrix, dims=2, neighbours=15, min_dist=0.1, seed=0):
         raise ImportError("UMAP in the projector needs umap-learn: pip install umap-learn") \
             from None
     reducer = umap_learn.UMAP(n_components=dims, n_neighbors=neighbours,
-                              min_dist=min_dist, random_state=seed)
+                              min_dist=min_dist, random_state=seed,
+                              n_jobs=1)       # a seed makes UMAP serial anyway; say so, no warning
     return reducer.fit_transform(matrix).astype(np.float32)
 
 
