@@ -159,6 +159,8 @@ def test_early_stopping_restores_the_best_weights(digits):
             logs["val_loss"] = [3.0, 1.0, 2.0, 2.5, 2.7, 2.9][epoch]
             if epoch == 1:
                 self.best = self.model.get_weights()
+            if epoch == 3:                              # runs before EarlyStopping restores
+                self.last = self.model.get_weights()
     model = mlp()
     model.compile("sgd", "sparse_categorical_crossentropy")
     script = Scripted()
@@ -167,6 +169,8 @@ def test_early_stopping_restores_the_best_weights(digits):
     assert history.epoch == [0, 1, 2, 3] and stop.stopped_epoch == 3
     for a, b in zip(model.get_weights(), script.best):
         np.testing.assert_array_equal(a, b)
+    assert any(not np.array_equal(a, b) for a, b in zip(script.best, script.last)), \
+        "get_weights() snapshots must not follow later training steps"
     with pytest.raises(KeyError, match="val_ numbers need validation_data"):
         model.fit(x[:64], y[:64], epochs=1, verbose=0,
                   callbacks=[eg.models.callbacks.EarlyStopping()])

@@ -185,7 +185,9 @@ class Module:
         return sum(v.size for v in self.variables)
 
     def get_weights(self):
-        return [v.numpy() for v in self.variables]
+        """Copies of the variables' values (a CPU tensor's ``numpy()`` shares its memory, and
+        optimizers update variables in place: a snapshot must not change with them)."""
+        return [np.array(v.numpy(), copy=True) for v in self.variables]
 
     def set_weights(self, weights):
         variables = self.variables
