@@ -5,6 +5,8 @@
 3. Each node's op turns its output gradient into its inputs' gradients (``op.backward``);
    each is reduced to its input's shape (``sum_to_shape``) and *summed* where branches meet.
 """
+import operator
+
 from .context import state, no_grad, enable_grad, next_sequence
 from .errors import GradientError
 from .ops import base as _base  # (module import: tensor.py loads this file while ops load)
@@ -28,11 +30,10 @@ def _reverse_topological_order(roots, boundary):
                 if inp.requires_grad and inp not in seen:
                     seen.add(inp)
                     stack.append(inp)
-    return sorted(seen, key=_newest_first)
+    return sorted(seen, key=_sequence_number, reverse=True)
 
 
-def _newest_first(node):
-    return -node._seq
+_sequence_number = operator.attrgetter("_seq")
 
 
 def _seed(output, grad, implicit_sum=False):
@@ -67,24 +68,28 @@ def _propagate(outputs, seeds, boundary=0, wanted=(), accumulate=True):
     for out, seed in zip(outputs, seeds):
         grads[out] = grads[out] + seed if out in grads else seed
     found = {}
+    sum_to_shape = _base.sum_to_shape
     for node in _reverse_topological_order(outputs, boundary):
         grad = grads.pop(node, None)
         if grad is None:
             continue
         if node in wanted:
             found[node] = grad
-        if node._op is None or node._seq < boundary:
+        op = node._op
+        if op is None or node._seq < boundary:
             if accumulate and node.requires_grad:
                 node.grad = grad if node.grad is None else node.grad + grad
             continue
         if accumulate and node._retain:
             node.grad = grad
-        input_grads = node._op.backward(grad, node, *node._inputs)
-        for inp, g in zip(node._inputs, input_grads):
+        inputs = node._inputs
+        for inp, g in zip(inputs, op.backward(grad, node, *inputs)):
             if g is None or not inp.requires_grad:
                 continue
-            g = _base.sum_to_shape(g, inp)       # undo broadcasting: the one central place
-            grads[inp] = grads[inp] + g if inp in grads else g    # branches sum
+            if g.shape != inp.shape or inp.graph is not None:
+                g = sum_to_shape(g, inp)        # undo broadcasting: the one central place
+            total = grads.get(inp)              # (same shape, eager: nothing to undo)
+            grads[inp] = g if total is None else total + g      # branches sum
     return found
 
 

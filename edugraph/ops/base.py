@@ -11,8 +11,7 @@
 """
 import numpy as np
 
-from .. import context
-from ..context import state
+from ..context import state, _sequence
 from ..devices import current_device, _scope
 from ..errors import DeviceError, GradientError, ShapeError
 from ..tensor import Tensor, constant_like, float32
@@ -49,37 +48,43 @@ class Op:
         return f"{type(self).__name__}({attrs})"
 
 
-def apply(op, *args):
-    """Run ``op`` on ``args`` now (eager), or add it to the graph being built (static mode)."""
+def apply(op, *args, name=None):
+    """Run ``op`` on ``args`` now (eager), or add it to the graph being built (static mode).
+
+    ``name`` names the graph node (``h``, then ``h_1``...); eager tensors have no node names,
+    so eagerly it is accepted and ignored (the same code runs in both modes).
+
+    This runs once per op call, so it is kept lean: one pass over the arguments decides the
+    mode, one pass over the inputs checks devices and dtypes and collects the arrays.
+    """
     graph = state.graph
-    inputs = args
+    plain = True                                # all arguments are eager Tensors (common case)
     for a in args:
-        if a.__class__ is Tensor:
-            continue
-        if not isinstance(a, Tensor):
-            inputs = None                       # numbers or arrays: made constants below
-        elif a.graph is not None and graph is None:
-            graph = a.graph
+        if a.__class__ is not Tensor:           # (an identity test: cheaper than isinstance)
+            if not isinstance(a, Tensor):
+                plain = False                   # numbers or arrays: made constants below
+            elif a.graph is not None and graph is None:
+                graph = a.graph
     if graph is not None:
-        return graph.create_op(op, args)
-    if inputs is None:
-        inputs = _as_tensors(args)
+        return graph.create_op(op, args, name=name)
+    inputs = args if plain else _as_tensors(args)
 
     device = inputs[0].device if inputs else current_device()
     values = []
-    float_dtype = None
+    dtype = None
+    same_dtype = True
     for t in inputs:
         if t.device is not device:
             raise DeviceError(
                 f"{op.name}: inputs live on different devices, {device.name} and "
                 f"{t.device.name}. Copy one explicitly first, e.g. x.to('{device.name}').")
         value = t._value
-        if value.dtype.kind == "f":
-            if float_dtype is None:
-                float_dtype = value.dtype
-            elif value.dtype != float_dtype:
-                _float_dtype_error(op, inputs)
+        if value.dtype is not dtype:
+            same_dtype = dtype is None
+            dtype = value.dtype
         values.append(value)
+    if not same_dtype:                          # only then can two float dtypes clash
+        _check_float_dtypes(op, inputs)
     try:
         value = op.forward(device.xp, *values)
     except (ValueError, IndexError, TypeError) as e:
@@ -93,22 +98,36 @@ def apply(op, *args):
         for t in inputs:
             if t.requires_grad:
                 out.requires_grad = True
-                out._op, out._inputs, out._seq = op, inputs, context.next_sequence()
+                out._op, out._inputs, out._seq = op, inputs, next(_sequence)
                 break
     return out
 
 
 def _as_tensors(args):
+    """Numbers and arrays among ``args`` become constants next to the first tensor."""
     ref = None
     for a in args:
         if isinstance(a, Tensor):
             ref = a
             break
-    if ref is not None and ref.dtype.kind in "iub" and any(type(a) is float for a in args):
+    if ref is not None and ref.dtype.kind in "iub" and float in map(type, args):
         # int tensor with a Python float computes in float32 (PyTorch); numpy would give float64
         args = [Tensor(a._value.astype(float32), a.device) if isinstance(a, Tensor) else a
                 for a in args]
-    return tuple(a if isinstance(a, Tensor) else constant_like(a, ref) for a in args)
+    inputs = []
+    for a in args:
+        inputs.append(a if isinstance(a, Tensor) else constant_like(a, ref))
+    return tuple(inputs)
+
+
+def _check_float_dtypes(op, inputs):
+    float_dtype = None
+    for t in inputs:
+        if t.dtype.kind == "f":
+            if float_dtype is None:
+                float_dtype = t.dtype
+            elif t.dtype != float_dtype:
+                _float_dtype_error(op, inputs)
 
 
 def _float_dtype_error(op, inputs):
