@@ -6,7 +6,8 @@ Sessions and traced functions run ``optimize(...)``'s result, never the graph as
 * ``fold_constants``: compute now whatever depends on constants only — with the shapes known,
   gradient seeds (ones) and their broadcasts become constants — and drop ``x * 1``, ``x + 0``;
 * ``eliminate_common_subexpressions``: the same op on the same inputs is computed once;
-* ``fuse_elementwise``: a chain of elementwise ops becomes one step that reuses one buffer.
+* ``fuse_elementwise``: a chain of elementwise ops becomes one step that reuses one buffer;
+* ``update_in_place``: ``w.assign(w - d)`` becomes ``w.assign_sub(d)`` (numpy's ``w -= d``).
 
 Each pass can be switched off (``eg.function(..., passes=[...])``) and each intermediate graph
 is a normal ``Graph``: the inspector can draw the graph before and after.
@@ -16,6 +17,7 @@ import numpy as np
 from ..ops import activation, base, math, random, shape as shape_ops
 from ..ops.base import Op
 from .core import Const, Graph, Operation, Placeholder, SymbolicTensor
+from .ops import Assign
 
 
 def rewrite(graph, outputs, visit=None, keep=None):
@@ -118,9 +120,27 @@ def fold_constants(graph, outputs):
             values[1] = np.empty(inputs[1].shape, inputs[1].dtype)   # only its shape is read
         if all(v is not None for v in values):
             return _const(new, np.asarray(eg_op.forward(np, *values)), op)
-        return _identity_of(eg_op, inputs, values, out)
+        identity = _identity_of(eg_op, inputs, values, out)
+        if identity is None and type(eg_op) in _BINARY:
+            scalars = _uniform_as_scalars(inputs, values, out, new, op)
+            if scalars is not None:
+                return _copy(op, scalars, new, mapping)
+        return identity
 
     return rewrite(graph, outputs, visit)
+
+
+def _uniform_as_scalars(inputs, values, out, graph, op):
+    """The inputs with each constant whose elements are all equal (a broadcast seed such as
+    ``ones((64, 1000)) / 64`` in a gradient) replaced by one number, where the other input has
+    the result's shape anyway: the same values, without reading a whole array of copies."""
+    changed = list(inputs)
+    for i, v in enumerate(values):
+        other = inputs[1 - i]
+        if v is not None and v.ndim and v.size > 1 and other.shape == out.shape and \
+                out.shape.is_fully_defined() and (v == v.flat[0]).all():
+            changed[i] = _const(graph, np.array(v.flat[0]), inputs[i].op)
+    return changed if any(c is not t for c, t in zip(changed, inputs)) else None
 
 
 def _const(graph, array, op):
@@ -128,6 +148,9 @@ def _const(graph, array, op):
     t = graph.add_operation(Const(array), (), array.shape, array.dtype, op.name)
     t.op._device, t.op.device = op._device, op.device
     return t
+
+
+_BINARY = (math.Add, math.Subtract, math.Multiply, math.Divide, math.Maximum, math.Minimum)
 
 
 def _identity_of(eg_op, inputs, values, out):
@@ -287,7 +310,62 @@ def _build(op, program, ext, labels, absorbed):
     return len(program) - 1
 
 
-DEFAULT_PASSES = (fold_constants, eliminate_common_subexpressions, fuse_elementwise)
+# ----------------------------------------------------------------------------- updates in place
+def update_in_place(graph, outputs):
+    """``w.assign(w - d)`` becomes ``w.assign_sub(d)``, ``w.assign(w + d)`` ``assign_add``.
+
+    Every optimizer's update has this form. As written it computes ``w - d`` into a new array
+    and then copies that over ``w``; rewritten, the session subtracts ``d`` where ``w`` lies,
+    like ``w -= d`` in numpy: one pass over ``w`` instead of two, and no new array. Only when
+    the difference is used by that assign alone and nothing else in the graph writes ``w``
+    (so it makes no difference when ``w`` is read).
+    """
+    consumers, writers = {}, {}
+    for op in graph.get_operations():
+        for t in op.inputs:
+            consumers.setdefault(t, []).append(op)
+        if isinstance(op.eg_op, Assign):
+            writers[op.eg_op._variable] = writers.get(op.eg_op._variable, 0) + 1
+    fetched = set(outputs)                      # (a set: tensors compare elementwise with ==)
+    rewritten = {}                              # assign op → (mode, delta tensor, dead op)
+    for op in graph.get_operations():
+        if isinstance(op.eg_op, Assign) and op.eg_op.mode == "assign" and \
+                writers[op.eg_op._variable] == 1:
+            var, value = op.inputs
+            found = _update_of(var, value)
+            if found and consumers[value] == [op] and value not in fetched and \
+                    value.shape == var.shape and var.shape.is_fully_defined() and \
+                    value.dtype == var.dtype and not value.op.control_inputs:
+                rewritten[op] = found + (value.op,)
+    dead = {entry[2] for entry in rewritten.values()}
+
+    def visit(op, inputs, new, mapping):
+        if op not in rewritten:
+            return None
+        mode, delta, _ = rewritten[op]
+        out = op.outputs[0]
+        result = new.add_operation(Assign(op.eg_op._variable, mode),
+                                   (inputs[0], mapping[delta]), out.shape, out.dtype, op.name,
+                                   [mapping[c] for c in op.control_inputs if c in mapping])
+        result.op._device, result.op.device = op._device, op.device
+        result.op._exec_inputs = (mapping[delta],)
+        return result
+
+    return rewrite(graph, outputs, visit, keep=lambda op: op not in dead)
+
+
+def _update_of(var, value):
+    """("sub", d) for ``value = var - d``, ("add", d) for ``var + d`` or ``d + var``."""
+    eg_op, inputs = value.op.eg_op, value.op.inputs
+    if type(eg_op) is math.Subtract and inputs[0] is var and inputs[1] is not var:
+        return "sub", inputs[1]
+    if type(eg_op) is math.Add and (inputs[0] is var) != (inputs[1] is var):
+        return "add", inputs[1] if inputs[0] is var else inputs[0]
+    return None
+
+
+DEFAULT_PASSES = (fold_constants, eliminate_common_subexpressions, update_in_place,
+                  fuse_elementwise)
 
 
 def optimize(graph, outputs, passes=DEFAULT_PASSES):

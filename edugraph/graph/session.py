@@ -6,6 +6,8 @@ optimise it (``passes.py``), and lay it out as a flat list of steps over numbere
 plan is cached, so a training loop pays for compiling once and then just walks the list.
 """
 import collections
+import functools
+import operator
 
 import numpy as np
 
@@ -95,7 +97,7 @@ class Session:
         feeds = {}
         for key, value in feed_dict.items():
             t = self.graph.as_graph_element(key) if isinstance(key, str) else key
-            if isinstance(t, Operation) or not isinstance(t, SymbolicTensor):
+            if not isinstance(t, SymbolicTensor):
                 raise TypeError(f"The feed_dict key {key!r} is not a graph tensor; feed "
                                 "placeholders (or other tensors) of this Session's graph.")
             if t.graph is not self.graph:
@@ -108,7 +110,7 @@ class Session:
                                     "sess.run() it first.")
                 value = value.numpy()
             array = np.asarray(value, dtype=t.dtype)
-            if not t.shape.is_compatible_with(array.shape):
+            if array.shape != t.shape and not t.shape.is_compatible_with(array.shape):
                 raise ValueError(f"Cannot feed value of shape {array.shape} for Tensor "
                                  f"'{t.name}', which has shape '{t.shape}'")
             feeds[t] = array
@@ -142,7 +144,13 @@ class _CopyTo(Op):
 
 
 class Plan:
-    """The compiled form of one (fetches, feeds) signature: steps over numbered value slots."""
+    """The compiled form of one (fetches, feeds) signature: steps over numbered value slots.
+
+    Each step is ``(fn, input slots, output slot, node, slots to drop)``. A value is dropped
+    right after the last step that reads it, as a TF executor frees a tensor when its last
+    consumer has run: temporaries die as they would in hand-written numpy, so memory peaks
+    lower and freed buffers come back warm for the next step.
+    """
 
     def __init__(self, session, fetches, feeds):
         graph = session.graph
@@ -157,10 +165,11 @@ class Plan:
         def slot(t):
             return slots.setdefault(t, len(slots))
 
-        self.feed_slots = [(orig, slot(new)) for orig, new in zip(feeds, fed_new)]
+        self.feed_slots = [(orig, slot(new), None if new.op._device.kind == "cpu"
+                            else new.op._device) for orig, new in zip(feeds, fed_new)]
         fed = set(fed_new)
         needed = _needed(pruned, outputs, fed)
-        self.steps, initial = [], {}
+        steps, initial = [], {}
         log = session.config.log_device_placement
         for op in pruned.get_operations():
             if op not in needed or (op.outputs and op.outputs[0] in fed) or not op.outputs:
@@ -178,16 +187,16 @@ class Plan:
                 source = t.op._device
                 if source is not device:    # TF1 places copies between devices for you
                     copied = slots[(t, device)] = len(slots)
-                    copy = _bind(_CopyTo(source, device).forward, None)
-                    self.steps.append((copy, (slot(t),), copied, op))
+                    steps.append((functools.partial(_CopyTo(source, device).forward, None),
+                                  (slot(t),), copied, op))
                     ins.append(copied)
                 else:
                     ins.append(slot(t))
             if getattr(op.eg_op, "stateful", False):
                 fn = op.eg_op.session_step(session, op)
             else:
-                fn = _bind(op.eg_op.forward, device.xp)
-            self.steps.append((fn, tuple(ins), slot(out), op))
+                fn = functools.partial(op.eg_op.forward, device.xp)
+            steps.append((fn, tuple(ins), slot(out), op))
         self.initial = [initial.get(i) for i in range(len(slots))]
         self.fetch_slots = [None if f is None or isinstance(o, Operation) else slot(o)
                             for f, o in zip(fetches, _pad(fetches, outputs))]
@@ -197,12 +206,13 @@ class Plan:
                     if op.outputs and op.outputs[0] in slots and
                     getattr(op.eg_op, "stateful", False)}
         self.copy_out = [s in stateful for s in self.fetch_slots]
+        self.steps = _with_drops(steps, set(self.fetch_slots))
 
     def run(self, feeds):
         values = list(self.initial)
-        for t, i in self.feed_slots:
-            values[i] = t.op._device.put(feeds[t]) if t.op._device.kind != "cpu" else feeds[t]
-        for fn, ins, out, op in self.steps:
+        for t, i, device in self.feed_slots:
+            values[i] = feeds[t] if device is None else device.put(feeds[t])
+        for fn, ins, out, op, drop in self.steps:
             try:
                 values[out] = fn(*[values[i] for i in ins])
             except (ValueError, IndexError, TypeError, ZeroDivisionError) as e:
@@ -212,20 +222,33 @@ class Plan:
                 raise InvalidArgumentError(
                     f"{op.eg_op.explain_failure(shapes)}\n\t [[node {op.name} "
                     f"({op.type})]]", op) from e
+            for i in drop:
+                values[i] = None
         results = []
         for i, device, copy in zip(self.fetch_slots, self.fetch_devices, self.copy_out):
             if i is None:
                 results.append(None)
                 continue
-            value = device.get(values[i])
+            value = values[i] if device.kind == "cpu" else device.get(values[i])
             if copy and value is values[i]:
                 value = value.copy()            # a variable's storage must not leak out
             results.append(value[()] if value.ndim == 0 else value)
         return results
 
 
-def _bind(fn, xp):
-    return lambda *arrays: fn(xp, *arrays)
+def _with_drops(steps, kept):
+    """Each step with the slots whose value is not needed after it (read last there, or
+    never read), except ``kept`` ones (the fetches)."""
+    last = {}
+    for k, (fn, ins, out, op) in enumerate(steps):
+        last[out] = k
+        for i in ins:
+            last[i] = k
+    drops = [[] for _ in steps]
+    for i, k in last.items():
+        if i not in kept:
+            drops[k].append(i)
+    return [step + (tuple(drop),) for step, drop in zip(steps, drops)]
 
 
 def _pad(fetches, outputs):
@@ -254,12 +277,14 @@ def _flatten_fetches(fetches, graph):
     flat = []
 
     def visit(f):
-        if isinstance(f, (list, tuple)) and not _is_namedtuple(f):
+        if isinstance(f, (SymbolicTensor, Operation)) and f.graph is graph:   # the common case
+            flat.append(f)
+            return operator.itemgetter(len(flat) - 1)
+        if isinstance(f, (list, tuple)):
             parts = [visit(x) for x in f]
-            return lambda values: type(f)(p(values) for p in parts)
-        if _is_namedtuple(f):
-            parts = [visit(x) for x in f]
-            return lambda values: type(f)(*[p(values) for p in parts])
+            if _is_namedtuple(f):
+                return lambda values: type(f)(*[p(values) for p in parts])
+            return lambda values: type(f)([p(values) for p in parts])
         if isinstance(f, dict):
             parts = {k: visit(v) for k, v in f.items()}
             return lambda values: type(f)((k, p(values)) for k, p in parts.items())
@@ -267,10 +292,8 @@ def _flatten_fetches(fetches, graph):
             raise TypeError(f"Fetch mapping of type {type(f).__name__} is not supported.")
         if f is None:
             raise TypeError("Fetch argument None has invalid type <class 'NoneType'>")
-        element = _element(f, graph)
-        index = len(flat)
-        flat.append(element)
-        return lambda values: values[index]
+        flat.append(_element(f, graph))
+        return operator.itemgetter(len(flat) - 1)
 
     rebuild = visit(fetches)
     return flat, rebuild

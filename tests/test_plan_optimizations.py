@@ -1,0 +1,107 @@
+"""What a Session's plan does to go fast, and that none of it changes a result.
+
+Each test runs the same graph optimised and as written (``Session(optimize=False)``).
+"""
+import numpy as np
+import pytest
+
+import edugraph as eg
+
+
+@pytest.fixture
+def graph():
+    with eg.Graph().as_default() as g:
+        yield g
+
+
+def _plan(sess):
+    (plan,) = [p for p in sess._plans.values() if len(p.steps) > 2]
+    return plan
+
+
+def _two_layer_step(optimizer):
+    rng = np.random.default_rng(0)
+    x = eg.placeholder(eg.float32, shape=(8, 5))
+    y = eg.placeholder(eg.float32, shape=(8, 3))
+    w1 = eg.Variable(rng.standard_normal((5, 4)).astype(np.float32))
+    w2 = eg.Variable(rng.standard_normal((4, 3)).astype(np.float32))
+    loss = eg.reduce_mean(eg.reduce_sum(
+        (eg.matmul(eg.maximum(eg.matmul(x, w1), 0), w2) - y) ** 2, axis=1))
+    train = optimizer.minimize(loss)
+    feeds = {x: rng.standard_normal((8, 5)).astype(np.float32),
+             y: rng.standard_normal((8, 3)).astype(np.float32)}
+    return loss, train, [w1, w2], feeds
+
+
+@pytest.mark.parametrize("optimizer", [eg.train.GradientDescentOptimizer(0.01),
+                                       eg.train.MomentumOptimizer(0.01, 0.9),
+                                       eg.train.AdamOptimizer(0.01)])
+def test_training_steps_give_the_same_weights_optimised_or_not(graph, optimizer):
+    loss, train, weights, feeds = _two_layer_step(optimizer)
+    results = []
+    for optimize in (True, False):
+        with eg.Session(optimize=optimize) as sess:
+            sess.run(eg.global_variables_initializer())
+            losses = [sess.run([loss, train], feeds)[0] for _ in range(5)]
+            results.append((losses, sess.run(weights)))
+    (losses, weights), (plain_losses, plain_weights) = results
+    np.testing.assert_allclose(losses, plain_losses, rtol=1e-5)
+    for w, plain in zip(weights, plain_weights):
+        np.testing.assert_allclose(w, plain, rtol=1e-5, atol=1e-6)
+
+
+def test_weight_updates_become_assign_sub(graph):
+    loss, train, _, feeds = _two_layer_step(eg.train.GradientDescentOptimizer(0.01))
+    with eg.Session() as sess:
+        sess.run(eg.global_variables_initializer())
+        sess.run(train, feeds)
+        types = [op.type for op in _plan(sess).graph.get_operations()]
+    assert types.count("AssignSub") == 2 and "Assign" not in types
+
+
+def test_an_update_whose_difference_is_fetched_too_is_left_alone(graph):
+    v = eg.Variable(np.float32(5.0))
+    new = v - 1.0
+    step = v.assign(new)
+    with eg.Session() as sess:
+        sess.run(v.initializer)
+        assert sess.run([new, step]) == [4.0, 4.0]
+        assert "AssignSub" not in [op.type for op in _plan(sess).graph.get_operations()]
+
+
+def test_an_update_is_left_alone_when_another_assign_writes_the_variable(graph):
+    v = eg.Variable(np.float32(5.0))
+    new = v - 1.0                       # computed from the value before doubling
+    double = v.assign(v * 2)
+    step = v.assign(new)
+    with eg.Session() as sess:
+        sess.run(v.initializer)
+        sess.run([double, step])
+        assert sess.run(v) == 4.0
+
+
+def test_a_uniform_constant_gradient_becomes_one_number(graph):
+    x = eg.placeholder(eg.float32, shape=(4, 3))
+    (grad,) = eg.gradients(eg.reduce_mean(x * x), [x])
+    value = np.arange(12, dtype=np.float32).reshape(4, 3)
+    with eg.Session() as sess:
+        np.testing.assert_allclose(sess.run(grad, {x: value}), 2 * value / 12, rtol=1e-6)
+        plan = next(iter(sess._plans.values()))
+    used = [v for v in plan.initial if v is not None]      # the constants the plan reads
+    assert used and all(v.size == 1 for v in used)
+
+
+def test_values_are_dropped_after_their_last_use_but_fetches_are_kept(graph):
+    x = eg.placeholder(eg.float32, shape=(3,))
+    a = x * 2
+    b = eg.exp(a)
+    c = eg.reduce_sum(b)
+    with eg.Session(optimize=False) as sess:
+        a_val, c_val = sess.run([a, c], {x: np.ones(3, np.float32)})
+        plan = next(iter(sess._plans.values()))
+    np.testing.assert_allclose(a_val, [2, 2, 2])
+    np.testing.assert_allclose(c_val, 3 * np.exp(2), rtol=1e-6)
+    dropped = [i for *_, drop in plan.steps for i in drop]
+    kept = set(plan.fetch_slots)
+    assert dropped and not kept & set(dropped)
+    assert len(dropped) == len(set(dropped))           # each value dropped once
