@@ -106,36 +106,36 @@ class DropoutMask(RandomOp):
         return x.shape, x.dtype
 
 
-def relu(x):
-    return apply(Relu(), x)
+def relu(x, name=None):
+    return apply(Relu(), x, name=name)
 
 
-def leaky_relu(x, alpha=0.2):
+def leaky_relu(x, alpha=0.2, name=None):
     """TF's default slope is 0.2 (PyTorch's negative_slope is 0.01: pass alpha=0.01)."""
-    return apply(LeakyRelu(alpha), x)
+    return apply(LeakyRelu(alpha), x, name=name)
 
 
-def sigmoid(x):
-    return apply(Sigmoid(), to_float(x))
+def sigmoid(x, name=None):
+    return apply(Sigmoid(), to_float(x), name=name)
 
 
-def tanh(x):
-    return apply(Tanh(), to_float(x))
+def tanh(x, name=None):
+    return apply(Tanh(), to_float(x), name=name)
 
 
-def softmax(x, axis=-1):
-    return apply(Softmax(axis), to_float(x))
+def softmax(x, axis=-1, name=None):
+    return apply(Softmax(axis), to_float(x), name=name)
 
 
-def log_softmax(x, axis=-1):
-    return apply(LogSoftmax(axis), to_float(x))
+def log_softmax(x, axis=-1, name=None):
+    return apply(LogSoftmax(axis), to_float(x), name=name)
 
 
-def dropout(x, rate=0.5, training=True, seed=None):
+def dropout(x, rate=0.5, training=True, seed=None, name=None):
     """Zero each element with probability ``rate`` and scale the rest by 1/(1 − rate)
     ("inverted" dropout, so inference needs no rescaling). Identity when not training."""
     if not 0 <= rate < 1:
         raise ValueError(f"dropout rate must be in [0, 1), got {rate}.")
     if not training or rate == 0:
         return x
-    return multiply(x, apply(DropoutMask(rate, seed), x))    # mul switches: grad · mask
+    return multiply(x, apply(DropoutMask(rate, seed), x), name=name)    # grad · mask

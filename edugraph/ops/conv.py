@@ -121,15 +121,15 @@ def _check_image(x, what):
                          "or reshape the images.")
 
 
-def extract_patches(x, kernel_size, strides=1, padding="valid", pad_value=0.0):
+def extract_patches(x, kernel_size, strides=1, padding="valid", pad_value=0.0, name=None):
     """The sliding windows of NHWC ``x`` as a tensor ``(N, OH, OW, KH, KW, C)``."""
     _check_image(x, "extract_patches")
     kernel_size, strides = _pair(kernel_size, "kernel_size"), _pair(strides, "strides")
     pads = _padding(padding, x.shape[1:3], kernel_size, strides)
-    return apply(Im2Col(kernel_size, strides, pads, pad_value), x)
+    return apply(Im2Col(kernel_size, strides, pads, pad_value), x, name=name)
 
 
-def conv2d(input, filters, strides=1, padding="valid"):
+def conv2d(input, filters, strides=1, padding="valid", name=None):
     r"""2-D convolution (really cross-correlation, as in every framework), NHWC.
 
     ``filters`` has shape ``(KH, KW, C_in, C_out)`` (TF's HWIO);
@@ -147,14 +147,14 @@ def conv2d(input, filters, strides=1, padding="valid"):
     # so it also works on graph tensors whose batch size is unknown (None).
     rows = reshape(patches, (-1, oh * ow, kh * kw * c_in))
     out = matmul(rows, reshape(filters, (kh * kw * c_in, c_out)))
-    return reshape(out, (-1, oh, ow, c_out))
+    return reshape(out, (-1, oh, ow, c_out), name=name)
 
 
-def max_pool2d(input, ksize=2, strides=None, padding="valid"):
+def max_pool2d(input, ksize=2, strides=None, padding="valid", name=None):
     """Largest value in each window (NHWC). Backward routes each window's gradient to its max."""
     strides = ksize if strides is None else strides
     patches = extract_patches(input, ksize, strides, padding, pad_value=-math.inf)
-    return reduce_max(patches, axis=(3, 4))
+    return reduce_max(patches, axis=(3, 4), name=name)
 
 
 max_pool = max_pool2d

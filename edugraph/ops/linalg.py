@@ -31,16 +31,18 @@ def _swap_last(x):
     return transpose(x, perm)
 
 
-def matmul(a, b):
+def matmul(a, b, name=None):
     """Matrix product ``a @ b``; 1-D inputs act as a row / column vector, like numpy."""
     a_vec, b_vec = a.ndim == 1, b.ndim == 1
+    if not (a_vec or b_vec):
+        return apply(MatMul(), a, b, name=name)
     if a_vec:
         a = expand_dims(a, 0)
     if b_vec:
         b = expand_dims(b, -1)
     out = apply(MatMul(), a, b)
     if a_vec:
-        out = squeeze(out, -2)
+        out = squeeze(out, -2, name=None if b_vec else name)
     if b_vec:
-        out = squeeze(out, -1)
+        out = squeeze(out, -1, name=name)
     return out

@@ -233,10 +233,10 @@ class Compare(Elementwise):
         return {}
 
 
-def _compare(name, ufunc):
-    def compare(x, y):
-        return apply(Compare(name, ufunc), x, y)
-    compare.__name__ = name
+def _compare(op_name, ufunc):
+    def compare(x, y, name=None):
+        return apply(Compare(op_name, ufunc), x, y, name=name)
+    compare.__name__ = op_name
     compare.__doc__ = f"Elementwise ``{ufunc}`` (a bool tensor; no gradient)."
     return compare
 
@@ -254,87 +254,87 @@ class LogicalNot(Op):
 
 
 # ----------------------------------------------------------------------------- functions
-def add(x, y):
+def add(x, y, name=None):
     """x + y (broadcasting). Backward: *add distributes* the gradient unchanged to both."""
-    return apply(Add(), x, y)
+    return apply(Add(), x, y, name=name)
 
 
-def subtract(x, y):
-    return apply(Subtract(), x, y)
+def subtract(x, y, name=None):
+    return apply(Subtract(), x, y, name=name)
 
 
-def multiply(x, y):
+def multiply(x, y, name=None):
     """x · y (broadcasting). Backward: *mul switches*: x gets grad·y, y gets grad·x."""
-    return apply(Multiply(), x, y)
+    return apply(Multiply(), x, y, name=name)
 
 
-def divide(x, y):
+def divide(x, y, name=None):
     """x / y, true division: integers give float32, as in PyTorch."""
-    return apply(Divide(), to_float(x), to_float(y))
+    return apply(Divide(), to_float(x), to_float(y), name=name)
 
 
-def negative(x):
-    return apply(Negative(), x)
+def negative(x, name=None):
+    return apply(Negative(), x, name=name)
 
 
-def pow(x, y):
+def pow(x, y, name=None):
     """x ** y; ``x ** 2`` uses the cheaper square."""
     if isinstance(y, (int, float)) and not isinstance(y, bool) and y == 2:
-        return square(x)
-    return apply(Pow(), x, y)
+        return square(x, name=name)
+    return apply(Pow(), x, y, name=name)
 
 
-def square(x):
-    return apply(Square(), x)
+def square(x, name=None):
+    return apply(Square(), x, name=name)
 
 
-def sqrt(x):
-    return apply(Sqrt(), to_float(x))
+def sqrt(x, name=None):
+    return apply(Sqrt(), to_float(x), name=name)
 
 
-def exp(x):
-    return apply(Exp(), to_float(x))
+def exp(x, name=None):
+    return apply(Exp(), to_float(x), name=name)
 
 
-def log(x):
-    return apply(Log(), to_float(x))
+def log(x, name=None):
+    return apply(Log(), to_float(x), name=name)
 
 
-def abs(x):
-    return apply(Abs(), x)
+def abs(x, name=None):
+    return apply(Abs(), x, name=name)
 
 
-def sign(x):
-    return apply(Sign(), x)
+def sign(x, name=None):
+    return apply(Sign(), x, name=name)
 
 
-def maximum(x, y):
+def maximum(x, y, name=None):
     """Elementwise max. Backward: *max routes* the gradient to the larger input only."""
-    return apply(Maximum(), x, y)
+    return apply(Maximum(), x, y, name=name)
 
 
-def minimum(x, y):
-    return apply(Minimum(), x, y)
+def minimum(x, y, name=None):
+    return apply(Minimum(), x, y, name=name)
 
 
-def where(condition, x, y):
+def where(condition, x, y, name=None):
     """``x`` where ``condition`` holds, else ``y``."""
-    return apply(Where(), condition, x, y)
+    return apply(Where(), condition, x, y, name=name)
 
 
-def clip(x, min=None, max=None):
+def clip(x, min=None, max=None, name=None):
     """Limit to [min, max] (``tf.clip_by_value``, ``torch.clamp``)."""
-    return apply(Clip(min, max), x)
+    return apply(Clip(min, max), x, name=name)
 
 
 clip_by_value = clip
 
 
-def cast(x, dtype):
+def cast(x, dtype, name=None):
     dtype = as_dtype(dtype)
     if getattr(x, "dtype", None) == dtype:
         return x
-    return apply(Cast(dtype), x)
+    return apply(Cast(dtype), x, name=name)
 
 
 def to_float(x):
@@ -345,15 +345,15 @@ def to_float(x):
     return x
 
 
-def logical_not(x):
-    return apply(LogicalNot(), x)
+def logical_not(x, name=None):
+    return apply(LogicalNot(), x, name=name)
 
 
-def floordiv(x, y):
+def floordiv(x, y, name=None):
     """x // y elementwise (``tf.math.floordiv``, ``torch.floor_divide``); no gradient."""
-    return apply(FloorDiv(), x, y)
+    return apply(FloorDiv(), x, y, name=name)
 
 
-def floormod(x, y):
+def floormod(x, y, name=None):
     """x % y elementwise, the result has y's sign (``tf.math.floormod``, ``torch.remainder``)."""
-    return apply(FloorMod(), x, y)
+    return apply(FloorMod(), x, y, name=name)

@@ -83,32 +83,32 @@ def _shape(shape):
     return (shape,) if np.ndim(shape) == 0 else tuple(int(n) for n in shape)
 
 
-def fill(shape, value, dtype=float32):
-    return apply(Fill(_shape(shape), value, as_dtype(dtype)))
+def fill(shape, value, dtype=float32, name=None):
+    return apply(Fill(_shape(shape), value, as_dtype(dtype)), name=name)
 
 
-def zeros(shape, dtype=float32):
-    return fill(shape, 0, dtype)
+def zeros(shape, dtype=float32, name=None):
+    return fill(shape, 0, dtype, name=name)
 
 
-def ones(shape, dtype=float32):
-    return fill(shape, 1, dtype)
+def ones(shape, dtype=float32, name=None):
+    return fill(shape, 1, dtype, name=name)
 
 
-def zeros_like(x, dtype=None):
-    return zeros(x.shape, dtype or x.dtype)
+def zeros_like(x, dtype=None, name=None):
+    return zeros(x.shape, dtype or x.dtype, name=name)
 
 
-def ones_like(x, dtype=None):
-    return ones(x.shape, dtype or x.dtype)
+def ones_like(x, dtype=None, name=None):
+    return ones(x.shape, dtype or x.dtype, name=name)
 
 
-def random_normal(shape, mean=0.0, stddev=1.0, dtype=float32, seed=None):
-    return apply(RandomNormal(_shape(shape), mean, stddev, as_dtype(dtype), seed))
+def random_normal(shape, mean=0.0, stddev=1.0, dtype=float32, seed=None, name=None):
+    return apply(RandomNormal(_shape(shape), mean, stddev, as_dtype(dtype), seed), name=name)
 
 
-def random_uniform(shape, minval=0.0, maxval=1.0, dtype=float32, seed=None):
-    return apply(RandomUniform(_shape(shape), minval, maxval, as_dtype(dtype), seed))
+def random_uniform(shape, minval=0.0, maxval=1.0, dtype=float32, seed=None, name=None):
+    return apply(RandomUniform(_shape(shape), minval, maxval, as_dtype(dtype), seed), name=name)
 
 
 def randn(*shape, dtype=float32, requires_grad=False):

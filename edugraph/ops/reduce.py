@@ -126,42 +126,42 @@ def reduced_count(x, axis):
     return math.prod(sizes)
 
 
-def reduce_sum(x, axis=None, keepdims=False):
+def reduce_sum(x, axis=None, keepdims=False, name=None):
     """Sum over ``axis`` (all axes if None). Backward copies the gradient to every element."""
-    return apply(Sum(axis, keepdims), x)
+    return apply(Sum(axis, keepdims), x, name=name)
 
 
-def reduce_mean(x, axis=None, keepdims=False):
-    return apply(Mean(axis, keepdims), to_float(x))
+def reduce_mean(x, axis=None, keepdims=False, name=None):
+    return apply(Mean(axis, keepdims), to_float(x), name=name)
 
 
-def reduce_max(x, axis=None, keepdims=False):
+def reduce_max(x, axis=None, keepdims=False, name=None):
     """Max over ``axis``. Backward: *max routes*: only the largest element gets the gradient."""
-    return apply(Max(axis, keepdims), x)
+    return apply(Max(axis, keepdims), x, name=name)
 
 
-def reduce_min(x, axis=None, keepdims=False):
-    return apply(Min(axis, keepdims), x)
+def reduce_min(x, axis=None, keepdims=False, name=None):
+    return apply(Min(axis, keepdims), x, name=name)
 
 
-def logsumexp(x, axis=None, keepdims=False):
-    return apply(LogSumExp(axis, keepdims), to_float(x))
+def logsumexp(x, axis=None, keepdims=False, name=None):
+    return apply(LogSumExp(axis, keepdims), to_float(x), name=name)
 
 
 reduce_logsumexp = logsumexp
 
 
-def argmax(x, axis=None):
-    return apply(ArgReduction("argmax", axis), x)
+def argmax(x, axis=None, name=None):
+    return apply(ArgReduction("argmax", axis), x, name=name)
 
 
-def argmin(x, axis=None):
-    return apply(ArgReduction("argmin", axis), x)
+def argmin(x, axis=None, name=None):
+    return apply(ArgReduction("argmin", axis), x, name=name)
 
 
-def reduce_any(x, axis=None, keepdims=False):
-    return apply(AnyAll("any", axis, keepdims), x)
+def reduce_any(x, axis=None, keepdims=False, name=None):
+    return apply(AnyAll("any", axis, keepdims), x, name=name)
 
 
-def reduce_all(x, axis=None, keepdims=False):
-    return apply(AnyAll("all", axis, keepdims), x)
+def reduce_all(x, axis=None, keepdims=False, name=None):
+    return apply(AnyAll("all", axis, keepdims), x, name=name)

@@ -275,75 +275,75 @@ def _device_index(index, device):
 
 
 # ----------------------------------------------------------------------------- functions
-def reshape(x, shape):
-    return apply(Reshape(shape), x)
+def reshape(x, shape, name=None):
+    return apply(Reshape(shape), x, name=name)
 
 
-def reshape_like(x, like):
+def reshape_like(x, like, name=None):
     if x.shape == like.shape and None not in like.shape:
         return x
     if None not in like.shape:
-        return apply(Reshape(like.shape), x)
-    return apply(ReshapeLike(), x, like)
+        return apply(Reshape(like.shape), x, name=name)
+    return apply(ReshapeLike(), x, like, name=name)
 
 
-def transpose(x, perm=None):
+def transpose(x, perm=None, name=None):
     """Permute dimensions (TF's ``tf.transpose(x, perm)``; reverses them when perm is None)."""
-    return apply(Transpose(perm), x)
+    return apply(Transpose(perm), x, name=name)
 
 
-def permute(x, dims):
-    return transpose(x, dims)
+def permute(x, dims, name=None):
+    return transpose(x, dims, name=name)
 
 
-def broadcast_to(x, shape):
-    return apply(BroadcastTo(shape), x)
+def broadcast_to(x, shape, name=None):
+    return apply(BroadcastTo(shape), x, name=name)
 
 
-def expand_dims(x, axis):
-    return apply(ExpandDims(axis), x)
+def expand_dims(x, axis, name=None):
+    return apply(ExpandDims(axis), x, name=name)
 
 
 unsqueeze = expand_dims
 
 
-def squeeze(x, axis=None):
-    return apply(Squeeze(axis), x)
+def squeeze(x, axis=None, name=None):
+    return apply(Squeeze(axis), x, name=name)
 
 
-def concat(values, axis=0):
-    return apply(Concat(axis), *values)
+def concat(values, axis=0, name=None):
+    return apply(Concat(axis), *values, name=name)
 
 
 cat = concat
 
 
-def stack(values, axis=0):
-    return apply(Stack(axis), *values)
+def stack(values, axis=0, name=None):
+    return apply(Stack(axis), *values, name=name)
 
 
-def getitem(x, index):
+def getitem(x, index, name=None):
     """``x[index]``; backward adds the gradient back at the picked places (scatter-add)."""
-    return apply(GetItem(_device_index(index, x.device)), x)
+    return apply(GetItem(_device_index(index, x.device)), x, name=name)
 
 
-def gather(params, indices, axis=0):
+def gather(params, indices, axis=0, name=None):
     """``tf.gather``: rows of ``params`` at ``indices``; backward scatter-adds into those rows."""
     _check_integer("gather", indices)
-    return apply(Gather(axis), params, indices)
+    return apply(Gather(axis), params, indices, name=name)
 
 
-def one_hot(indices, depth, dtype="float32"):
+def one_hot(indices, depth, dtype="float32", name=None):
     from ..tensor import as_dtype
     _check_integer("one_hot", indices)
-    return apply(OneHot(depth, as_dtype(dtype)), indices)
+    return apply(OneHot(depth, as_dtype(dtype)), indices, name=name)
 
 
-def copy_to(x, device):
+def copy_to(x, device, name=None):
     if x.device is device:
         return x
-    return apply(CopyTo(x.device, device), x)
+    return apply(CopyTo(x.device, device), x, name=name)
 
 
-def identity(x):
-    return apply(Identity(), x)
+def identity(x, name=None):
+    return apply(Identity(), x, name=name)
