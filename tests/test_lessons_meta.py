@@ -13,6 +13,8 @@ LESSONS = Path(__file__).resolve().parent.parent / "lessons"
 NOTEBOOKS = sorted(LESSONS.glob("*.ipynb"))
 MAX_BYTES = 1024 * 1024
 MAX_LINE = 78
+# Things that differ between runs or machines, so nbval would fail on them.
+MACHINE_DETAILS = re.compile(r" at 0x[0-9a-fA-F]{6,}|/tmp/|\\Temp\\|/home/\w+/")
 
 
 def load(path):
@@ -26,6 +28,19 @@ def code_cells(nb):
 def source(cell):
     text = cell["source"]
     return text if isinstance(text, str) else "".join(text)
+
+
+def compared(cell):
+    """Whether nbval compares this cell's stored output with a fresh run."""
+    tags = cell.get("metadata", {}).get("tags", [])
+    return "NBVAL_IGNORE_OUTPUT" not in source(cell) and "nbval-ignore-output" not in tags
+
+
+def output_texts(cell):
+    for output in cell.get("outputs", []):
+        for text in (output.get("text"), output.get("data", {}).get("text/plain")):
+            if text:
+                yield text if isinstance(text, str) else "".join(text)
 
 
 def test_there_are_lessons():
@@ -96,3 +111,12 @@ def test_code_lines_fit_the_page(path):
 def test_ends_with_exercises(path):
     last = [c for c in load(path)["cells"] if c["cell_type"] == "markdown"][-1]
     assert "Exercises" in source(last), f"{path.name}: the last markdown cell holds exercises"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_compared_outputs_hold_no_machine_details(path):
+    found = [(i, match[0]) for i, cell in enumerate(code_cells(load(path))) if compared(cell)
+             for text in output_texts(cell) for match in [MACHINE_DETAILS.search(text)] if match]
+    assert not found, (f"{path.name}: stored outputs that nbval compares show memory addresses "
+                       f"or temporary paths, which change on every run (cell, text): {found[:3]}; "
+                       "print names instead, or start the cell with # NBVAL_IGNORE_OUTPUT")
