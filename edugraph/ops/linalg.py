@@ -11,7 +11,9 @@ class MatMul(Op):
 
     def backward(self, grad, out, a, b):
         # dL/da = dL/dout · bᵀ and dL/db = aᵀ · dL/dout; batch axes are reduced by the engine.
-        return matmul(grad, _swap_last(b)), matmul(_swap_last(a), grad)
+        # An input that needs no gradient (the data x) gets None: a whole matmul saved.
+        return (matmul(grad, _swap_last(b)) if a.requires_grad else None,
+                matmul(_swap_last(a), grad) if b.requires_grad else None)
 
     def explain_failure(self, shapes):
         a, b = shapes

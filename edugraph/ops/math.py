@@ -30,7 +30,7 @@ class Subtract(Elementwise):
         return x - y
 
     def backward(self, grad, out, x, y):
-        return grad, -grad
+        return grad, -grad if y.requires_grad else None
 
 
 class Multiply(Elementwise):
@@ -40,7 +40,8 @@ class Multiply(Elementwise):
         return x * y
 
     def backward(self, grad, out, x, y):
-        return grad * y, grad * x               # mul switches: each gets the other input
+        # mul switches: each gets the other input (none for an input that needs no gradient)
+        return grad * y if x.requires_grad else None, grad * x if y.requires_grad else None
 
 
 class Divide(Elementwise):
@@ -50,7 +51,8 @@ class Divide(Elementwise):
         return x / y
 
     def backward(self, grad, out, x, y):
-        return grad / y, -grad * out / y        # d(x/y)/dy = -x/y² = -out/y
+        grad_y = -grad * out / y if y.requires_grad else None    # d(x/y)/dy = -x/y² = -out/y
+        return grad / y if x.requires_grad else None, grad_y
 
 
 class Negative(Op):
