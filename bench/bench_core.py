@@ -14,13 +14,19 @@ write without a framework. Other scripts (bench_static.py) import the reference 
 """
 import argparse
 import gc
+import os
 import statistics
 import sys
 import time
 import tracemalloc
 from pathlib import Path
 
-import numpy as np
+# One BLAS thread, like PyTorch below: on a shared machine a second BLAS thread waits for a busy
+# core (a matmul then takes 100x longer now and then) and the medians measure the neighbours.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("MKL_NUM_THREADS", "1")
+import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import edugraph as eg  # noqa: E402
@@ -36,18 +42,39 @@ LEARNING_RATE = 1e-6
 
 def measure(fn, repeat=15, min_time=0.02):
     """Median seconds per call of ``fn`` over ``repeat`` batches of at least ``min_time`` s."""
-    fn()
-    number, start = 1, time.perf_counter()
-    fn()
-    once = max(time.perf_counter() - start, 1e-7)
-    number = max(1, int(min_time / once))
-    samples = []
+    return compare([fn], repeat, min_time)[0]
+
+
+def compare(fns, repeat=15, min_time=0.02):
+    """Median seconds per call of each of ``fns``, measured in turns (a batch of each, then
+    again), so a machine that gets busier or quieter meanwhile changes all of them alike and
+    the ratios between them stay fair. Time is this process's CPU time: everything runs on
+    one thread, so on an idle machine it equals the wall-clock time, and on a shared one the
+    time other processes hold the CPU is not counted against whoever was running."""
+    numbers = []
+    for fn in fns:
+        fn()
+        start = clock()
+        fn()
+        once = max(clock() - start, 1e-7)
+        numbers.append(max(1, int(min_time / once)))
+    samples = [[] for _ in fns]
     for _ in range(repeat):
-        start = time.perf_counter()
-        for _ in range(number):
-            fn()
-        samples.append((time.perf_counter() - start) / number)
-    return statistics.median(samples)
+        for fn, number, times in zip(fns, numbers, samples):
+            start = clock()
+            for _ in range(number):
+                fn()
+            times.append((clock() - start) / number)
+    return [statistics.median(times) for times in samples]
+
+
+clock = time.process_time
+
+
+def timed(*fns, repeat=15):
+    """``compare`` for the contenders of one workload; None (PyTorch missing) gives None."""
+    times = iter(compare([f for f in fns if f is not None], repeat))
+    return [next(times) if f is not None else None for f in fns]
 
 
 def peak_memory(fn):
@@ -216,25 +243,23 @@ def main(argv=None):
           f"{'eager/np':>11}{'torch/eager':>12}")
 
     data = tiny_data()
-    t_np = measure(lambda: numpy_tiny(*data), repeat)
-    t_eg = measure(eager_tiny(*data), repeat)
-    t_th = measure(torch_tiny(*data), repeat) if have_torch else None
+    t_np, t_eg, t_th = timed(lambda: numpy_tiny(*data), eager_tiny(*data),
+                             torch_tiny(*data) if have_torch else None, repeat=repeat)
     row("1 tiny graph (3,4)", t_np, t_eg, t_th,
         f"per-op overhead {(t_eg - t_np) / 3 * 1e6:.2f} µs over 3 ops")
 
     data2 = two_layer_data()
     w_np = [a.copy() for a in data2]
-    t_np = measure(lambda: numpy_two_layer_step(*w_np), repeat)
-    t_eg = measure(eager_two_layer_step(*[a.copy() for a in data2]), repeat)
-    t_th = measure(torch_two_layer_step(*[a.copy() for a in data2]), repeat) \
-        if have_torch else None
+    t_np, t_eg, t_th = timed(
+        lambda: numpy_two_layer_step(*w_np), eager_two_layer_step(*[a.copy() for a in data2]),
+        torch_two_layer_step(*[a.copy() for a in data2]) if have_torch else None,
+        repeat=repeat)
     row("2 two-layer net step 64x1000x100", t_np, t_eg, t_th)
 
     big = tiny_data(3000, 4000)
-    t_np = measure(lambda: numpy_tiny(*big), max(3, repeat // 3))
     eager_big = eager_tiny(*big)
-    t_eg = measure(eager_big, max(3, repeat // 3))
-    t_th = measure(torch_tiny(*big), max(3, repeat // 3)) if have_torch else None
+    t_np, t_eg, t_th = timed(lambda: numpy_tiny(*big), eager_big,
+                             torch_tiny(*big) if have_torch else None, repeat=max(3, repeat // 3))
     mem_np = peak_memory(lambda: numpy_tiny(*big))
     mem_eg = peak_memory(eager_big)
     row("3 large graph (3000,4000)", t_np, t_eg, t_th,
@@ -242,12 +267,10 @@ def main(argv=None):
         f"{mem_np / 2**20:.0f} MiB)")
 
     n_ops = 1000
-    t_np = measure(numpy_chain(n_ops), repeat)
-    t_eg = measure(eager_chain(n_ops), repeat)
-    t_th = measure(torch_chain(n_ops), repeat) if have_torch else None
+    t_np, t_eg, t_th = timed(numpy_chain(n_ops), eager_chain(n_ops),
+                             torch_chain(n_ops) if have_torch else None, repeat=repeat)
     row(f"4 chain of {n_ops} scalar adds", t_np, t_eg, t_th,
         f"per-op overhead {(t_eg - t_np) / n_ops * 1e6:.2f} µs")
-
 
 if __name__ == "__main__":
     main()

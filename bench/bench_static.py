@@ -7,14 +7,13 @@ import argparse
 import os
 import sys
 
-import numpy as np
-
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from bench_core import (LEARNING_RATE, numpy_tiny, numpy_two_layer_step,  # noqa: E402
+                        tiny_data, timed, torch, torch_tiny, torch_two_layer_step,
+                        two_layer_data)  # (first: it sets up numpy with one BLAS thread)
 import edugraph as eg  # noqa: E402
-from bench_core import (LEARNING_RATE, measure, numpy_tiny, numpy_two_layer_step,  # noqa: E402
-                        tiny_data, torch, torch_tiny, torch_two_layer_step, two_layer_data)
 
 
 def session_tiny(x_val, y_val, z_val):
@@ -60,9 +59,8 @@ def main(argv=None):
           f"{'session/np':>13}")
 
     data = tiny_data()
-    t_np = measure(lambda: numpy_tiny(*data), repeat)
-    t_s = measure(session_tiny(*data), repeat)
-    t_th = measure(torch_tiny(*data), repeat) if torch else None
+    t_np, t_s, t_th = timed(lambda: numpy_tiny(*data), session_tiny(*data),
+                            torch_tiny(*data) if torch else None, repeat=repeat)
     report("tiny graph (3,4) + grads", t_np, t_s, t_th)
     overhead = t_s - t_np
     print(f"  Session.run overhead on (3,4): {overhead * 1e6:.1f} µs"
@@ -70,17 +68,16 @@ def main(argv=None):
              "overhead" if t_th else ""))
 
     data2 = two_layer_data()
-    t_np = measure(lambda: numpy_two_layer_step(*[a for a in data2]), repeat)
-    t_s = measure(session_two_layer_step(*[a.copy() for a in data2]), repeat)
-    t_th = measure(torch_two_layer_step(*[a.copy() for a in data2]), repeat) if torch else None
+    w_np = [a.copy() for a in data2]
+    t_np, t_s, t_th = timed(
+        lambda: numpy_two_layer_step(*w_np), session_two_layer_step(*[a.copy() for a in data2]),
+        torch_two_layer_step(*[a.copy() for a in data2]) if torch else None, repeat=repeat)
     report("two-layer step 64,1000,100", t_np, t_s, t_th)
 
     big = tiny_data(3000, 4000)
-    t_np = measure(lambda: numpy_tiny(*big), max(3, repeat // 3))
-    t_s = measure(session_tiny(*big), max(3, repeat // 3))
-    t_th = measure(torch_tiny(*big), max(3, repeat // 3)) if torch else None
+    t_np, t_s, t_th = timed(lambda: numpy_tiny(*big), session_tiny(*big),
+                            torch_tiny(*big) if torch else None, repeat=max(3, repeat // 3))
     report("tiny graph (3000,4000) + grads", t_np, t_s, t_th)
-
 
 if __name__ == "__main__":
     main()
