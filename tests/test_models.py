@@ -50,6 +50,8 @@ def test_fit_on_the_stand_in_accelerator_and_from_a_dataset(digits):
         history = model.fit(ds, epochs=2, verbose=0)
         assert model.layers[0].kernel.device.name == "sim:0"
     assert len(history.history["accuracy"]) == 2
+    with pytest.raises(ValueError, match="infinite"):       # an epoch that would never end
+        model.fit(ds.repeat(), epochs=1, verbose=0)
 
 
 def test_functional_model_with_two_inputs_two_outputs_and_a_shared_layer():

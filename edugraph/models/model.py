@@ -17,6 +17,7 @@ import numpy as np
 from . import callbacks as callbacks_module, metrics as metrics_module
 from .. import autodiff, losses as losses_module, train
 from ..context import no_grad
+from ..data import INFINITE_CARDINALITY
 from ..devices import current_device
 from ..nest import map_structure
 from ..nn.module import KerasTensor, Module, _flat
@@ -344,6 +345,10 @@ class _Batches:
         if self.dataset is not None:
             self.steps = self.dataset.cardinality() if hasattr(self.dataset, "cardinality") \
                 else None
+            if self.steps == INFINITE_CARDINALITY:
+                raise ValueError("This dataset is infinite (repeat() without a count), so an "
+                                 "epoch would never end. Give it an end: "
+                                 "dataset.repeat(count) or dataset.take(steps).")
             return
         if x is None:
             raise ValueError("No input data: pass x (and y), or a Dataset of (x, y) pairs.")
