@@ -337,7 +337,7 @@ def constant_like(value, ref):
         if kind not in _WIDENS[dtype.kind]:
             dtype = _DEFAULT_DTYPE[kind]
         device = ref.device
-        return Tensor(_scalar_array(value, dtype, device), device)
+        return Tensor(_number_value(value, dtype, device), device)
     if isinstance(value, (list, tuple)):
         kind = _infer_dtype(value).kind
     if kind not in _DEFAULT_DTYPE:
@@ -346,25 +346,25 @@ def constant_like(value, ref):
     return Tensor(ref.device.put(np.array(value, dtype)), ref.device)
 
 
-def _scalar_array(value, dtype, device):
-    """The value of number ``value`` as a constant of ``dtype`` on ``device``, made once per
-    (value, dtype, device): ``y + 1.0`` in a loop then costs a dictionary look-up, not a new
-    array (or a copy to the GPU) per call. On the host it is a numpy scalar, which numpy
-    combines with other scalars ~10x faster than 0-d arrays (and which nobody can change in
-    place). Zeros are not cached: 0.0 == -0.0 as keys, yet 1 / -0.0 = -inf."""
+def _number_value(value, dtype, device):
+    """Number ``value`` as a constant of ``dtype`` on ``device``, made once per (value, dtype,
+    device): ``y + 1.0`` in a loop then costs a dictionary look-up, not a new array (or a copy
+    to the GPU) per call. On the host it is a numpy scalar, which numpy combines with other
+    scalars ~10x faster than with 0-d arrays (and which nobody can change in place). Zeros are
+    not kept: 0.0 == -0.0 as keys, yet 1 / -0.0 = -inf."""
     key = (value, dtype, device)
-    array = _SCALAR_ARRAYS.get(key)
-    if array is None:
-        array = device.put(dtype.type(value))
+    constant = _NUMBER_VALUES.get(key)
+    if constant is None:
+        constant = device.put(dtype.type(value))
         if value == 0:
-            return array
-        if len(_SCALAR_ARRAYS) >= 1024:
-            _SCALAR_ARRAYS.clear()
-        _SCALAR_ARRAYS[key] = array
-    return array
+            return constant
+        if len(_NUMBER_VALUES) >= 1024:
+            _NUMBER_VALUES.clear()
+        _NUMBER_VALUES[key] = constant
+    return constant
 
 
-_SCALAR_ARRAYS = {}
+_NUMBER_VALUES = {}
 
 
 _PYTHON_SCALARS = {bool: "b", int: "i", float: "f"}
