@@ -40,8 +40,7 @@ class Multiply(Elementwise):
         return x * y
 
     def backward(self, grad, out, x, y):
-        # mul switches: each gets the other input (none for an input that needs no gradient)
-        return grad * y if x.requires_grad else None, grad * x if y.requires_grad else None
+        return grad * y, grad * x               # mul switches: each gets the other input
 
 
 class Divide(Elementwise):
