@@ -183,6 +183,11 @@ class GradientTape:
             raise GradientError("GradientTape.gradient can only be called once on "
                                 "non-persistent tapes. Use eg.GradientTape(persistent=True).")
         self._used = True
+        if any(t.graph is not None for t in (target if isinstance(target, (list, tuple))
+                                             else [target])):
+            # inside an @eg.function: gradient nodes in the traced graph (eg.gradients)
+            from .graph.function import tape_gradient
+            return tape_gradient(target, sources, output_gradients, unconnected_gradients)
         flat, rebuild = _flatten(sources)
         recording = self in state.tapes
         self._set_watched(True)     # the walk follows watched tensors, also after the tape closed

@@ -2,7 +2,9 @@
 
 In eager mode a Variable is a leaf tensor that requires grad (PyTorch's ``nn.Parameter``) and is
 watched by every GradientTape automatically. Inside a graph, ``eg.Variable(...)`` builds a graph
-variable instead, whose value lives in each Session (see ``edugraph.graph``).
+variable instead, whose value lives in each Session (see ``edugraph.graph``). While an
+``@eg.function`` traces, a Variable is still made eagerly (it lives outside the traced graph),
+and ``assign`` builds an assign node that runs with each call (``edugraph/graph/function.py``).
 """
 import itertools
 
@@ -21,27 +23,37 @@ class Variable(Tensor):
     __slots__ = ("trainable",)
 
     def __new__(cls, *args, **kwargs):
-        if cls is Variable and state.graph is not None and _graph_variable_class is not None:
+        if cls is Variable and state.graph is not None and _graph_variable_class is not None \
+                and not hasattr(state.graph, "lift_variable"):
             return object.__new__(_graph_variable_class)   # Python then runs its __init__
         return object.__new__(cls)
 
     def __init__(self, initial_value, trainable=True, name=None, dtype=None):
-        value = initial_value() if callable(initial_value) else initial_value
-        t = tensor(value, dtype=dtype)
+        if hasattr(state.graph, "lift_variable"):   # made while a function traces: lives outside
+            t = state.graph.lift_variable(initial_value, dtype)
+        else:
+            t = tensor(initial_value() if callable(initial_value) else initial_value,
+                       dtype=dtype)
         super().__init__(t._value, t.device, name=name or f"Variable_{next(_unnamed)}")
         self.trainable = trainable
         self.requires_grad = trainable and t.is_floating_point()
 
     def assign(self, value):
         """Overwrite the value in place (shape and dtype stay)."""
+        if _in_graph(value):
+            return _graph_assign(self, value, "assign")
         self._value[...] = self._array(value)
         return self
 
     def assign_add(self, delta):
+        if _in_graph(delta):
+            return _graph_assign(self, delta, "add")
         self._value += self._array(delta)
         return self
 
     def assign_sub(self, delta):
+        if _in_graph(delta):
+            return _graph_assign(self, delta, "sub")
         self._value -= self._array(delta)
         return self
 
@@ -59,6 +71,8 @@ class Variable(Tensor):
         return value
 
     def value(self):
+        if hasattr(state.graph, "lift_variable"):   # in a traced function: read when it runs
+            return state.graph._as_graph_tensor(self, None, None)
         return Tensor(self._value, self.device)
 
     read_value = value
@@ -66,3 +80,14 @@ class Variable(Tensor):
     def __repr__(self):
         return f"<eg.Variable '{self.name}' shape={self.shape} dtype={self.dtype}, " \
                f"numpy={self.numpy()!r}>"
+
+
+def _in_graph(value):
+    """Is an assign of ``value`` part of a traced function being built (not done at once)?"""
+    return getattr(value, "graph", None) is not None or hasattr(state.graph, "lift_variable")
+
+
+def _graph_assign(variable, value, mode):
+    """An assign node in the function being traced (it runs with every call)."""
+    from .graph.function import graph_assign
+    return graph_assign(variable, value, mode)

@@ -4,6 +4,8 @@ from .core import (Graph, Operation, SymbolicTensor, constant, control_dependenc
                    get_default_graph, group, name_scope, no_op, placeholder,
                    reset_default_graph)
 from .gradients import gradients
+from .function import ConcreteFunction, Function, TensorSpec, function
+from .control_flow import cond, while_loop
 from .session import ConfigProto, InteractiveSession, Session
 from .shapes import TensorShape
 from .variables import (global_variables, global_variables_initializer,
@@ -14,4 +16,5 @@ __all__ = ["Graph", "Operation", "SymbolicTensor", "TensorShape", "constant",
            "executing_eagerly", "get_default_graph", "group", "name_scope", "no_op",
            "placeholder", "reset_default_graph", "gradients", "ConfigProto",
            "InteractiveSession", "Session", "global_variables", "global_variables_initializer",
-           "initialize_all_variables", "trainable_variables", "variables_initializer"]
+           "initialize_all_variables", "trainable_variables", "variables_initializer",
+           "function", "Function", "ConcreteFunction", "TensorSpec", "cond", "while_loop"]

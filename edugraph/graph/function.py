@@ -1,0 +1,835 @@
+"""Traced functions: ``@eg.function`` turns a Python function into a graph (TF2's ``tf.function``).
+
+The first call with a new *signature* runs the Python function once with placeholders instead of
+tensors: every op builds a node, so the run leaves behind a graph (a ``ConcreteFunction``). Later
+calls with the same signature skip Python and run that graph, optimised and compiled once, through
+the same ``Plan`` a ``Session`` uses. What is in a signature (TF2's rules):
+
+* a tensor or numpy array: its shape and dtype (and device): a new shape traces again;
+* a Python value (int, float, str, bool, None): the value itself: ``f(x, 2)`` and ``f(x, 3)`` are
+  two graphs, and ``if n > 0:`` on a Python ``n`` is decided while tracing;
+* lists, tuples and dicts of those: their structure; any other object: its identity.
+
+So Python side effects (``print``, ``list.append``) happen while tracing only. To print on
+every call, compute the value and return it.
+
+Variables (TF2's rules):
+
+* an eager ``eg.Variable`` used inside is *captured*: read when the graph runs, not frozen;
+  ``v.assign(...)`` inside builds an assign node that runs with every call;
+* a variable created while tracing (a layer built on its first call, an optimizer's slots) is
+  made once, outside the graph, on the first trace only; creating one on a later trace raises.
+
+``eg.GradientTape`` works inside: ``tape.gradient`` adds gradient nodes (``eg.gradients``), so a
+whole training step becomes one graph.
+
+``f.get_concrete_function(*args)`` gives the traced graph for those arguments:
+``cf.graph`` as written, ``cf.pass_stages`` after each optimisation pass, ``cf.optimized_graph``
+as it runs (see ``ConcreteFunction``).
+"""
+import functools
+import inspect
+import weakref
+
+import numpy as np
+
+from .. import context
+from ..errors import InvalidArgumentError
+from ..tensor import Tensor, as_dtype
+from ..variable import Variable
+from . import passes as graph_passes
+from .core import Const, Graph, Operation, Placeholder, SymbolicTensor, constant
+from .ops import Assign, Capture
+from .session import ConfigProto, Plan
+from .shapes import TensorShape
+
+__all__ = ["function", "Function", "ConcreteFunction", "FuncGraph", "TensorSpec"]
+
+# The optimisation passes by name, in the order they run by default.
+PASSES = {"prune": graph_passes.prune,
+          "fold_constants": graph_passes.fold_constants,
+          "eliminate_common_subexpressions": graph_passes.eliminate_common_subexpressions,
+          "update_in_place": graph_passes.update_in_place,
+          "fuse_elementwise": graph_passes.fuse_elementwise}
+DEFAULT_PASSES = tuple(PASSES)
+
+
+def resolve_passes(names):
+    """Pass names (or pass functions) → [(name, function)]; None → all of them."""
+    if names is None:
+        names = DEFAULT_PASSES
+    if isinstance(names, str):
+        names = [names]
+    resolved = []
+    for p in names:
+        if callable(p):
+            resolved.append((p.__name__, p))
+        elif p in PASSES:
+            resolved.append((p, PASSES[p]))
+        else:
+            raise ValueError(f"Unknown graph pass {p!r}. The passes are {list(PASSES)}; "
+                             "passes=[] runs the graph as traced.")
+    return resolved
+
+
+# ----------------------------------------------------------------------------- the graph
+class FuncGraph(Graph):
+    """The graph of a traced function, or of a branch of ``eg.cond`` / ``eg.while_loop``.
+
+    Unlike a TF1 graph it may use values from outside:
+
+    * an eager tensor or Variable becomes a ``Capture`` node, read each time the graph runs;
+    * (branches) a tensor of the enclosing graph becomes a placeholder of this graph
+      (``outer_captures``), fed by the cond/while node that runs the branch.
+
+    Its stateful ops (assigns, control flow with assigns inside) run on every call, in the order
+    they were written (TF2's automatic control dependencies), fetched or not.
+    """
+
+    def __init__(self, name="function", outer_graph=None, allow_variables=False):
+        super().__init__()
+        self.name = name
+        self.outer_graph = outer_graph
+        self.allow_variables = allow_variables   # first trace of an eg.function only
+        self.created_variables = []
+        self.side_effects = []                  # ops that run on every call
+        self.outer_captures = {}                # outer tensor → placeholder here (branches)
+        self.variable_reads = {}                # id(eager tensor) → its Capture nodes here
+        self._last_write = {}                   # id(variable) → the op that last wrote it
+
+    # --------------------------------------------------------------- values from outside
+    def _as_graph_tensor(self, value, ref, op):
+        if isinstance(value, SymbolicTensor) and value.graph is not self:
+            return self.capture_outer(value)
+        if isinstance(value, Tensor) and value.graph is None:
+            return self.capture_eager(value)
+        return super()._as_graph_tensor(value, ref, op)
+
+    def as_tensor(self, value):
+        """``value`` (a tensor of this or an enclosing graph, an eager tensor, a number or an
+        array) as a tensor of this graph."""
+        if isinstance(value, SymbolicTensor) and value.graph is self:
+            return value
+        if isinstance(value, Tensor):
+            return self._as_graph_tensor(value, None, None)
+        return constant(value, graph=self)
+
+    def capture_outer(self, tensor):
+        """The placeholder standing for ``tensor`` of an enclosing graph."""
+        if self.outer_graph is None or not _encloses(self.outer_graph, tensor.graph):
+            raise ValueError(
+                f"Tensor {tensor.name} belongs to another graph and cannot be used in "
+                f"'{self.name}'. Pass it in as an argument instead (a traced function cannot "
+                "read the tensors of a TF1 graph).")
+        outer = tensor if tensor.graph is self.outer_graph else \
+            self.outer_graph.capture_outer(tensor)
+        inner = self.outer_captures.get(outer)
+        if inner is None:
+            with self.control_dependencies(None):
+                inner = self.add_operation(Placeholder(outer.dtype, outer.shape), (),
+                                           outer.shape, outer.dtype, _base_name(outer))
+            inner.requires_grad = outer.requires_grad
+            self.outer_captures[outer] = inner
+        return inner
+
+    def capture_eager(self, tensor):
+        """The node reading eager ``tensor`` here. In a branch that has not written it, the
+        enclosing graph reads it (so gradients reach it there); after an assign to it in this
+        graph, a fresh read that runs after the assign."""
+        key = id(tensor)
+        if self.outer_graph is not None and key not in self._last_write:
+            return self.capture_outer(_graph_tensor(self.outer_graph, tensor))
+        entry = self._captures.get(key)
+        if entry is not None and entry[0] is tensor:
+            return entry[1]
+        write = self._last_write.get(key)
+        with self.control_dependencies(None):
+            node = self.add_operation(Capture(tensor), (), tensor.shape, tensor.dtype,
+                                      tensor.name or "Capture",
+                                      control_inputs=[write] if write is not None else ())
+        node.requires_grad = tensor.requires_grad
+        node.op._device = node.device = tensor.device
+        self._captures[key] = (tensor, node)
+        self.variable_reads.setdefault(key, []).append(node)
+        return node
+
+    def note_write(self, variable, op):
+        """``op`` writes eager ``variable``: later reads here must read it again."""
+        self._last_write[id(variable)] = op
+        self._captures.pop(id(variable), None)
+
+    @property
+    def captures(self):
+        """(eager tensor, Capture node) for every eager tensor or Variable this graph reads."""
+        return [(node.op.eg_op._tensor, node) for nodes in self.variable_reads.values()
+                for node in nodes]
+
+    # --------------------------------------------------------------- recording
+    def add_operation(self, op, inputs, shape, dtype, name=None, control_inputs=()):
+        result = super().add_operation(op, inputs, shape, dtype, name, control_inputs)
+        if isinstance(op, Assign) or getattr(op, "written_variables", None):
+            node = result if isinstance(result, Operation) else result.op
+            self.side_effects.append(node)
+        return result
+
+    def lift_variable(self, initial_value, dtype):
+        """The eager tensor a Variable made while tracing starts from (it lives outside)."""
+        if self.outer_graph is not None:
+            raise ValueError(
+                "Variables cannot be created inside eg.cond or eg.while_loop branches. Create "
+                "them before (outside the branch functions).")
+        if not self.allow_variables:
+            raise ValueError(
+                f"eg.function '{self.name}' tried to create a variable on a call that is not "
+                "its first trace. As in TF2, a traced function may create variables only the "
+                "first time it is traced: create them outside (e.g. build the model, or call "
+                "the optimizer once) before calling it with new argument shapes or types.")
+        with context.building(None):
+            value = initial_value() if callable(initial_value) else initial_value
+        if isinstance(value, SymbolicTensor):
+            if not isinstance(value.op.eg_op, Const):
+                raise ValueError(
+                    f"eg.function '{self.name}': a variable's initial value must not depend "
+                    f"on the function's tensors ({value.name}). Start it from a constant or an "
+                    "initializer and assign the computed value: v.assign(...).")
+            value = value.op.eg_op.value
+        from ..tensor import tensor
+        with context.building(None):
+            return tensor(value, dtype=dtype)
+
+
+def _encloses(graph, other):
+    while graph is not None:
+        if graph is other:
+            return True
+        graph = getattr(graph, "outer_graph", None)
+    return False
+
+
+def _base_name(tensor):
+    return tensor.op.name.split("/")[-1]
+
+
+def _graph_tensor(graph, value):
+    """``value`` as a tensor of ``graph`` (a FuncGraph or a TF1 graph)."""
+    if isinstance(graph, FuncGraph):
+        return graph.as_tensor(value)
+    if isinstance(value, SymbolicTensor):
+        if value.graph is not graph:
+            raise ValueError(f"Tensor {value.name} is not an element of this graph.")
+        return value
+    if isinstance(value, Tensor):
+        from .ops import capture
+        return capture(graph, value)
+    return constant(value, graph=graph)
+
+
+def graph_assign(variable, value, mode):
+    """``v.assign(value)`` on an eager Variable while a traced function (or a branch) is being
+    built: an assign node that writes the Variable's own storage when the graph runs."""
+    graph = value.graph if isinstance(value, SymbolicTensor) else context.state.graph
+    if not isinstance(graph, FuncGraph):
+        raise TypeError(
+            f"Cannot assign the graph tensor {value.name} to the eager variable "
+            f"'{variable.name}': it has no value yet. Run it first (sess.run) or build the "
+            "computation inside an @eg.function.")
+    value = graph.as_tensor(value)
+    if value.dtype != variable.dtype:
+        raise TypeError(f"{mode} to variable '{variable.name}' ({variable.dtype}) needs a "
+                        f"{variable.dtype} value, not {value.dtype}; cast it with eg.cast.")
+    if value.shape.rank_known and not TensorShape(variable.shape).is_compatible_with(
+            value.shape) and not (mode != "assign" and value.shape == ()):
+        raise ValueError(f"Cannot {mode} a value of shape {value.shape} to variable "
+                         f"'{variable.name}' of shape {variable.shape}.")
+    read = graph.capture_eager(variable)
+    name = {"assign": "Assign", "add": "AssignAdd", "sub": "AssignSub"}[mode]
+    out = graph.add_operation(Assign(variable, mode), (read, value), variable.shape,
+                              variable.dtype, name)
+    out.op._exec_inputs = (value,)              # writes without reading the old value first
+    graph.note_write(variable, out.op)
+    return out
+
+
+class _VariableValues:
+    """Where Assign/ReadVariable nodes find a variable's value when a graph runs outside a
+    Session (or inside a branch): an eager Variable's own storage, a graph variable's value in
+    the session, if there is one."""
+
+    def __init__(self, session_values=None):
+        self._session = session_values
+
+    def get(self, var, default=None):
+        if var.graph is None:
+            return var._value
+        return default if self._session is None else self._session.get(var, default)
+
+    def __getitem__(self, var):
+        if var.graph is None:
+            return var._value
+        if self._session is None:
+            raise KeyError(var)
+        return self._session[var]
+
+    def __setitem__(self, var, value):
+        if var.graph is None:
+            raise ValueError(f"Cannot assign a value of shape {tuple(value.shape)} to "
+                             f"variable '{var.name}' of shape {var.shape}.")
+        self._session[var] = value
+
+
+_EAGER_VALUES = _VariableValues()
+
+
+class _Bound:
+    """What a ``Plan`` needs from a Session, for a graph that runs without one: the graph,
+    the options, where variables live, and the passes for the branches inside."""
+
+    optimize = False                        # the passes ran before: the plan only compiles
+
+    def __init__(self, graph, variables, config, passes):
+        self.graph, self._variables, self.config, self.passes = graph, variables, config, passes
+
+
+def values_of(session):
+    """The variable values a sub-graph run inside ``session`` reads and writes."""
+    values = session._variables
+    return values if isinstance(values, _VariableValues) else _VariableValues(values)
+
+
+def passes_of(session):
+    """The passes a sub-graph run inside ``session`` gets: the function's, or the Session's."""
+    if isinstance(session, _Bound):
+        return session.passes
+    return resolve_passes(None) if session.optimize else []
+
+
+def compile_graph(graph, fetches, feeds, passes, variables, config=None):
+    """Optimise ``graph`` for ``fetches`` (tensors or ops) given ``feeds`` (placeholders) and
+    compile it into a Session ``Plan``. Returns (plan, stages): ``stages`` is
+    [(pass name, graph, fetches)] starting with ("traced", graph, fetches)."""
+    fetches, feeds = list(fetches), list(feeds)
+    n = len(fetches)
+    stages = [("traced", graph, fetches)]
+    outputs = fetches + feeds
+    for name, optimization in passes:
+        graph, outputs = optimization(graph, outputs)
+        stages.append((name, graph, outputs[:n]))
+    protect_reads(graph, outputs[:n])
+    plan = Plan(_Bound(graph, variables, config or ConfigProto(), passes), outputs[:n],
+                outputs[n:])
+    return plan, stages
+
+
+def fed_tensors(plan):
+    """The tensors a plan's feed dictionary is keyed by, in the order of its feeds."""
+    return [t for t, _, _ in plan.feed_slots]
+
+
+# ----------------------------------------------------------------------------- reads and writes
+def _fresh(op):
+    """Does ``op`` always return a new array (never a view of an input)?"""
+    return graph_passes._ufunc_of(op.eg_op) is not None or isinstance(
+        op.eg_op, graph_passes.FusedElementwise) or op.type in _FRESH_TYPES
+
+
+_FRESH_TYPES = {"MatMul", "Sum", "Mean", "Max", "Min", "Sigmoid", "Softmax", "LogSoftmax",
+                "Conv2D", "Pow"}
+
+
+def protect_reads(graph, outputs):
+    """Make reads of a variable that is written later copy it, where their value is needed
+    after the write.
+
+    Writes happen in place (``w -= d``, as numpy would), and a read hands out the variable's
+    own array. That is right for every read used before the write; a read (or a view of it)
+    used after the write, or returned, must keep the old value, so that read copies."""
+    ops = graph.get_operations()
+    position = {op: i for i, op in enumerate(ops)}
+    writes = {}
+    for op in ops:
+        for var in _written(op):
+            writes.setdefault(id(var), []).append(position[op])
+    if not writes:
+        return
+    consumers = {}
+    for op in ops:
+        for t in getattr(op, "_exec_inputs", op.inputs):
+            consumers.setdefault(t, []).append(op)
+    returned = set(t for t in outputs if isinstance(t, SymbolicTensor))
+    for op in ops:
+        var = _read_of(op)
+        if var is None or id(var) not in writes:
+            continue
+        later = [p for p in writes[id(var)] if p > position[op]]
+        if later and _used_after(op.outputs[0], later[0], consumers, position, returned):
+            op.eg_op = _copying(op.eg_op)
+
+
+def _written(op):
+    if isinstance(op.eg_op, Assign):
+        return [op.eg_op._variable]
+    return getattr(op.eg_op, "written_variables", None) or ()
+
+
+def _read_of(op):
+    """The variable whose storage ``op``'s output may be (a read, or an assign's result)."""
+    if isinstance(op.eg_op, Capture) and isinstance(op.eg_op._tensor, Variable):
+        return op.eg_op._tensor
+    if isinstance(op.eg_op, Assign):
+        return op.eg_op._variable
+    return None
+
+
+def _used_after(tensor, limit, consumers, position, returned):
+    stack, seen = [tensor], set()
+    while stack:
+        t = stack.pop()
+        if t in returned:
+            return True
+        for user in consumers.get(t, ()):
+            if position[user] > limit:
+                return True
+            if user.outputs and not _fresh(user) and user.outputs[0] not in seen:
+                seen.add(user.outputs[0])
+                stack.append(user.outputs[0])
+    return False
+
+
+class _CopyingRead(Capture):
+    """A Capture that copies: its value must outlive a later in-place write."""
+
+    def session_step(self, session, node):
+        tensor = self._tensor
+        return lambda: tensor._value.copy()
+
+
+class _CopyingAssign(Assign):
+    """An Assign whose result is a copy of the new value (the variable changes again later)."""
+
+    def session_step(self, session, node):
+        write = super().session_step(session, node)
+        return lambda value: write(value).copy()
+
+
+def _copying(eg_op):
+    if isinstance(eg_op, (_CopyingRead, _CopyingAssign)):
+        return eg_op
+    if isinstance(eg_op, Capture):
+        return _CopyingRead(eg_op._tensor)
+    return _CopyingAssign(eg_op._variable, eg_op.mode)
+
+
+# ----------------------------------------------------------------------------- signatures
+class TensorSpec:
+    """The shape and dtype a traced function accepts (``None`` for any size):
+    ``@eg.function(input_signature=[eg.TensorSpec((None, 3), eg.float32)])``."""
+
+    def __init__(self, shape, dtype="float32", name=None):
+        self.shape, self.dtype, self.name = TensorShape(shape), as_dtype(dtype), name
+
+    def is_compatible_with(self, value):
+        return np.dtype(value.dtype) == self.dtype and \
+            self.shape.is_compatible_with(tuple(value.shape))
+
+    def __repr__(self):
+        return f"TensorSpec(shape={self.shape}, dtype={self.dtype.name}, name={self.name!r})"
+
+
+_PYTHON_VALUES = (int, float, str, bool, bytes, type(None), complex, np.generic)
+
+
+def _signature(value, leaves, keep):
+    """The part of the signature ``value`` gives; its tensor values are appended to
+    ``leaves`` (the arrays to feed), objects known by identity to ``keep``."""
+    cls = value.__class__
+    if cls is Tensor:
+        leaves.append(value._value)
+        return value.shape, value.dtype, value.device
+    if cls is np.ndarray:
+        leaves.append(value)
+        return value.shape, value.dtype, None
+    if cls is tuple or cls is list:
+        return cls, tuple([_signature(v, leaves, keep) for v in value])
+    if cls is dict:
+        return dict, tuple([(k, _signature(v, leaves, keep)) for k, v in value.items()])
+    if isinstance(value, Tensor):
+        if isinstance(value, SymbolicTensor):
+            raise TypeError(f"A traced function got the symbolic tensor {value.name}: call "
+                            "it with eager tensors or arrays (inside another traced function "
+                            "it is simply inlined).")
+        if isinstance(value, Variable):         # captured by reference, as TF2 does
+            keep.append(value)
+            return "variable", id(value)
+        leaves.append(value._value)
+        return value.shape, value.dtype, value.device
+    if isinstance(value, _PYTHON_VALUES):
+        return cls, value
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return cls, tuple([_signature(v, leaves, keep) for v in value])
+    keep.append(value)
+    return "object", id(value)
+
+
+def _placeholders(value, name, made, graph):
+    """The traced version of argument ``value``: its tensors become placeholders."""
+    if isinstance(value, np.ndarray) or (isinstance(value, Tensor) and not
+                                         isinstance(value, Variable)):
+        t = graph.add_operation(Placeholder(np.dtype(value.dtype), TensorShape(value.shape)),
+                                (), value.shape, value.dtype, name)
+        made.append(t)
+        return t
+    if isinstance(value, dict):
+        return {k: _placeholders(v, f"{name}_{k}", made, graph) for k, v in value.items()}
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return type(value)(*[_placeholders(v, f"{name}_{i}", made, graph)
+                             for i, v in enumerate(value)])
+    if isinstance(value, (list, tuple)):
+        return type(value)(_placeholders(v, f"{name}_{i}", made, graph)
+                           for i, v in enumerate(value))
+    return value
+
+
+def _spec_placeholders(spec, name, made, graph):
+    if isinstance(spec, TensorSpec):
+        t = graph.add_operation(Placeholder(spec.dtype, spec.shape), (), spec.shape,
+                                spec.dtype, spec.name or name)
+        made.append(t)
+        return t
+    if isinstance(spec, dict):
+        return {k: _spec_placeholders(v, f"{name}_{k}", made, graph) for k, v in spec.items()}
+    if isinstance(spec, (list, tuple)):
+        return type(spec)(_spec_placeholders(v, f"{name}_{i}", made, graph)
+                          for i, v in enumerate(spec))
+    raise TypeError(f"input_signature entries must be eg.TensorSpec (or nests of them), "
+                    f"not {type(spec).__name__}.")
+
+
+# ----------------------------------------------------------------------------- functions
+class Function:
+    """A Python function traced into graphs, one ``ConcreteFunction`` per input signature."""
+
+    def __init__(self, fn, passes=None, input_signature=None, name=None):
+        functools.update_wrapper(self, fn)
+        self.python_function = fn
+        self.name = name or getattr(fn, "__name__", "function")
+        self.passes = resolve_passes(passes)
+        self.input_signature = None if input_signature is None else list(input_signature)
+        self._concrete = {}                 # signature → ConcreteFunction
+        self._tracing_count = 0
+        self._methods = weakref.WeakKeyDictionary()
+
+    def __get__(self, instance, owner):
+        """``@eg.function`` on a method: one Function per object (its own traces)."""
+        if instance is None:
+            return self
+        bound = self._methods.get(instance)
+        if bound is None:
+            bound = self._methods[instance] = Function(
+                self.python_function.__get__(instance, owner), self.passes,
+                self.input_signature, self.name)
+        return bound
+
+    def __call__(self, *args, **kwargs):
+        if context.state.graph is not None:     # inside another traced function or a graph:
+            return self.python_function(*args, **kwargs)    # inline it, as TF2 does
+        leaves, keep = [], []
+        if self.input_signature is None:
+            key = _signature(args, leaves, keep)
+            if kwargs:
+                key = key, _signature(kwargs, leaves, keep)
+        else:
+            key = self._check_signature(args, kwargs, leaves)
+        concrete = self._concrete.get(key)
+        if concrete is None:
+            concrete = self._trace(args, kwargs, key, keep)
+        return concrete._run(leaves)
+
+    def _check_signature(self, args, kwargs, leaves):
+        if kwargs:
+            raise TypeError(f"'{self.name}' has an input_signature: pass its arguments by "
+                            "position.")
+        flat_specs = _flatten_specs(self.input_signature)
+        keep = []
+        _signature(tuple(args), leaves, keep)
+        if len(args) != len(self.input_signature) or keep or len(leaves) != len(flat_specs) \
+                or not all(s.is_compatible_with(v) for s, v in zip(flat_specs, leaves)):
+            got = [f"{tuple(np.shape(v))} {np.asarray(v).dtype}" for v in leaves]
+            raise ValueError(f"'{self.name}' was called with {len(args)} argument(s) "
+                             f"({', '.join(got)}) that do not match its input_signature "
+                             f"{self.input_signature}. Pass tensors of those shapes and "
+                             "dtypes (None: any size).")
+        return "input_signature"
+
+    def _trace(self, args, kwargs, key, keep):
+        graph = FuncGraph(self.name, allow_variables=self._tracing_count == 0)
+        inputs = []
+        names = _argument_names(self.python_function, args, kwargs)
+        with context.building(graph):
+            if self.input_signature is not None:
+                targs = tuple(_spec_placeholders(s, n, inputs, graph)
+                              for s, n in zip(self.input_signature, names))
+                tkwargs = {}
+            else:
+                targs = tuple(_placeholders(a, n, inputs, graph) for a, n in zip(args, names))
+                tkwargs = {k: _placeholders(v, k, inputs, graph) for k, v in kwargs.items()}
+            result = self.python_function(*targs, **tkwargs)
+        self._tracing_count += 1
+        concrete = ConcreteFunction(graph, inputs, result, self.passes, self.name, keep)
+        self._concrete[key] = concrete
+        return concrete
+
+    def get_concrete_function(self, *args, **kwargs):
+        """The ``ConcreteFunction`` for these arguments (traced now if it is new)."""
+        if context.state.graph is not None:
+            raise RuntimeError("get_concrete_function() is called eagerly, not while "
+                               "building a graph.")
+        leaves, keep = [], []
+        if self.input_signature is None:
+            key = _signature(args, leaves, keep)
+            if kwargs:
+                key = key, _signature(kwargs, leaves, keep)
+        else:
+            key = "input_signature"
+            if key not in self._concrete:
+                args = tuple(_zeros_for(s) for s in self.input_signature)
+        return self._concrete.get(key) or self._trace(args, kwargs, key, keep)
+
+    def experimental_get_tracing_count(self):
+        """How many times the Python function was traced (TF's name)."""
+        return self._tracing_count
+
+    @property
+    def concrete_functions(self):
+        return list(self._concrete.values())
+
+    def __repr__(self):
+        return f"<eg.function '{self.name}': {self._tracing_count} trace(s)>"
+
+
+def _flatten_specs(specs):
+    flat = []
+    for s in specs:
+        if isinstance(s, TensorSpec):
+            flat.append(s)
+        elif isinstance(s, dict):
+            flat += _flatten_specs(list(s.values()))
+        else:
+            flat += _flatten_specs(s)
+    return flat
+
+
+def _zeros_for(spec):
+    if isinstance(spec, TensorSpec):
+        return np.zeros([1 if d is None else d for d in spec.shape], spec.dtype)
+    if isinstance(spec, dict):
+        return {k: _zeros_for(v) for k, v in spec.items()}
+    return type(spec)(_zeros_for(s) for s in spec)
+
+
+def _argument_names(fn, args, kwargs):
+    """Names for the positional arguments' placeholders: the parameter names."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    names = []
+    for i in range(len(args)):
+        if i < len(params) and params[i].kind in (params[i].POSITIONAL_ONLY,
+                                                  params[i].POSITIONAL_OR_KEYWORD):
+            names.append(params[i].name)
+        elif params and params[-1].kind is params[-1].VAR_POSITIONAL:
+            names.append(f"{params[-1].name}_{i}")
+        else:
+            names.append(f"arg{i}")
+    return names
+
+
+class ConcreteFunction:
+    """One trace of a function: its graph, compiled once, run by calling it.
+
+    Attributes (the interface the inspector and the lessons read):
+
+    * ``graph``: the ``FuncGraph`` as traced (every op the Python code built);
+    * ``inputs``: the placeholders, one per tensor argument, in argument order (nested
+      arguments flattened depth first); ``captures``: (eager tensor or Variable, its Capture
+      node) for what the function reads from outside, each read when the graph runs;
+    * ``outputs``: the returned graph tensors, flattened; ``structured_outputs``: the return
+      value as traced (its nesting, with graph tensors and any Python values);
+    * ``side_effects``: the ops that run on every call though nothing returns them (assigns);
+    * ``pass_stages``: [(name, graph, outputs)]: ``("traced", graph, outputs)`` and then the
+      graph after each optimisation pass, so each pass can be shown before and after;
+    * ``optimized_graph``, ``optimized_outputs``: the last stage, what a call runs;
+    * ``passes``: the names of the passes that ran.
+
+    ``cf(*args)`` runs it with tensors for the placeholders (same nesting as the trace);
+    ``summary()`` prints the node counts of each stage.
+    """
+
+    def __init__(self, graph, inputs, structured_outputs, passes, name="function", keep=()):
+        self.name = name
+        self.graph = graph
+        self.inputs = list(inputs)
+        self._keep = list(keep)                  # objects the signature knows by identity
+        self.structured_outputs = _outputs_in(graph, structured_outputs)
+        self.outputs = [t for t in _leaves(self.structured_outputs)
+                        if isinstance(t, SymbolicTensor)]
+        self.side_effects = list(graph.side_effects)
+        self.passes = [n for n, _ in passes]
+        fetches = self.outputs + self.side_effects
+        self._plan, stages = compile_graph(graph, fetches, self.inputs, passes, _EAGER_VALUES)
+        n = len(self.outputs)
+        self.pass_stages = [(name, g, outs[:n]) for name, g, outs in stages]
+        _, self.optimized_graph, self.optimized_outputs = self.pass_stages[-1]
+        self._rebuild = _rebuilder(self.structured_outputs, self.outputs)
+        self._devices = [t.op._device for t in self.outputs]
+        self._on_host = all(d.kind == "cpu" for d in self._devices)
+        self._feeds = fed_tensors(self._plan)
+
+    @property
+    def captures(self):
+        return self.graph.captures
+
+    def __call__(self, *args, **kwargs):
+        leaves, keep = [], []
+        _signature((args, kwargs) if kwargs else args, leaves, keep)
+        if len(leaves) != len(self.inputs):
+            raise TypeError(f"{self.name} takes {len(self.inputs)} tensor argument(s), "
+                            f"got {len(leaves)}.")
+        for t, v in zip(self.inputs, leaves):
+            if np.dtype(v.dtype) != t.dtype or not t.shape.is_compatible_with(tuple(v.shape)):
+                raise ValueError(f"{self.name}: argument for {t.op.name} has shape "
+                                 f"{tuple(v.shape)} and dtype {v.dtype}, but the trace "
+                                 f"expects shape {t.shape} and dtype {t.dtype}.")
+        return self._run(leaves)
+
+    def _run(self, arrays):
+        results = self._plan.run(dict(zip(self._feeds, arrays)))
+        if self._on_host:
+            return self._rebuild([Tensor(r, d) for r, d in zip(results, self._devices)])
+        return self._rebuild([Tensor(r if d.kind == "cpu" else d.put(r), d)
+                              for r, d in zip(results, self._devices)])
+
+    def op_counts(self):
+        """[(stage name, number of ops)] for each stage of ``pass_stages``."""
+        return [(name, len(g.get_operations())) for name, g, _ in self.pass_stages]
+
+    def summary(self, print_fn=print):
+        """Print the ops each pass left (and what it removed)."""
+        lines = [f"ConcreteFunction '{self.name}': {len(self.inputs)} input(s), "
+                 f"{len(self.outputs)} output(s), {len(self.captures)} capture(s)"]
+        previous = None
+        for name, count in self.op_counts():
+            change = "" if previous is None else f"  ({count - previous:+d})"
+            lines.append(f"  {name:<32} {count:4d} ops{change}")
+            previous = count
+        print_fn("\n".join(lines))
+
+    def __repr__(self):
+        counts = self.op_counts()
+        return (f"<ConcreteFunction '{self.name}' inputs={[t.name for t in self.inputs]} "
+                f"ops: {counts[0][1]} traced → {counts[-1][1]} optimized>")
+
+
+def _outputs_in(graph, value):
+    """The return value with every tensor made a tensor of ``graph`` (an eager one returned
+    from the function — a Variable — is read when the function runs)."""
+    if isinstance(value, Tensor):
+        return graph.as_tensor(value)
+    if isinstance(value, Operation):
+        if value.graph is graph and value not in graph.side_effects:
+            graph.side_effects.append(value)        # a returned op runs (and gives None)
+        return None
+    if isinstance(value, dict):
+        return {k: _outputs_in(graph, v) for k, v in value.items()}
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return type(value)(*[_outputs_in(graph, v) for v in value])
+    if isinstance(value, (list, tuple)):
+        return type(value)(_outputs_in(graph, v) for v in value)
+    return value
+
+
+def _leaves(value):
+    if isinstance(value, dict):
+        return [leaf for v in value.values() for leaf in _leaves(v)]
+    if isinstance(value, (list, tuple)):
+        return [leaf for v in value for leaf in _leaves(v)]
+    return [value]
+
+
+def _rebuilder(structure, outputs):
+    """A function from the outputs' values (in order) to the return value's nesting."""
+    if isinstance(structure, SymbolicTensor) and len(outputs) == 1:
+        return lambda values: values[0]
+    position = {id(t): i for i, t in enumerate(outputs)}
+
+    def build(value, values):
+        if isinstance(value, SymbolicTensor):
+            return values[position[id(value)]]
+        if isinstance(value, dict):
+            return {k: build(v, values) for k, v in value.items()}
+        if isinstance(value, tuple) and hasattr(value, "_fields"):
+            return type(value)(*[build(v, values) for v in value])
+        if isinstance(value, (list, tuple)):
+            return type(value)(build(v, values) for v in value)
+        return value
+    return functools.partial(build, structure)
+
+
+def function(fn=None, *, passes=None, input_signature=None, name=None):
+    """Trace ``fn`` into a graph on its first call with each new signature (TF2's
+    ``tf.function``). ``passes``: the names of the optimisation passes to run (default all of
+    ``prune``, ``fold_constants``, ``eliminate_common_subexpressions``, ``update_in_place``,
+    ``fuse_elementwise``; ``[]`` runs the graph as traced).
+
+    >>> @eg.function
+    ... def f(x, y):
+    ...     return eg.reduce_sum(x * y)
+    """
+    if fn is None:
+        return lambda f: Function(f, passes, input_signature, name)
+    return Function(fn, passes, input_signature, name)
+
+
+def tape_gradient(target, sources, output_gradients=None, unconnected_gradients="none"):
+    """``tape.gradient`` inside a traced function: gradient nodes in its graph
+    (``eg.gradients``). A source may be a graph tensor or an eager Variable the function
+    reads (its gradient sums over every read of it)."""
+    from .gradients import gradients
+    targets = target if isinstance(target, (list, tuple)) else [target]
+    graph = next(t.graph for t in targets if isinstance(t, SymbolicTensor))
+    flat, rebuild = _flat_sources(sources)
+    xs, owners = [], []
+    for i, s in enumerate(flat):
+        if isinstance(s, SymbolicTensor):
+            reads = [s] if s.graph is graph else []
+        else:
+            reads = graph.variable_reads.get(id(s), []) if isinstance(graph, FuncGraph) \
+                else []
+        xs += reads
+        owners += [i] * len(reads)
+    grad_ys = None
+    if output_gradients is not None:
+        grad_ys = [graph.as_tensor(g) if g is not None else None for g in
+                   (output_gradients if isinstance(output_gradients, (list, tuple))
+                    else [output_gradients])]
+    ys = [graph.as_tensor(t) if not isinstance(t, SymbolicTensor) else t for t in targets]
+    result = [None] * len(flat)
+    with context.building(graph):
+        grads = gradients(ys, xs, grad_ys=grad_ys) if xs else []
+        for i, g in zip(owners, grads):
+            if g is not None:
+                result[i] = g if result[i] is None else result[i] + g
+        if unconnected_gradients == "zero":
+            from ..ops.math import multiply
+            result = [r if r is not None else multiply(graph.as_tensor(s), 0)
+                      for r, s in zip(result, flat)]
+    return rebuild(result)
+
+
+def _flat_sources(sources):
+    if isinstance(sources, dict):
+        keys = list(sources)
+        return [sources[k] for k in keys], lambda r: dict(zip(keys, r))
+    if isinstance(sources, (list, tuple)):
+        return list(sources), lambda r: type(sources)(r)
+    return [sources], lambda r: r[0]
