@@ -21,6 +21,8 @@ What TF's AutoGraph does and we do not: rewrite a Python ``if``/``while`` on a t
 calls. In a graph, ``if t:`` raises and says to call ``eg.cond``: the rewrite is the point of
 the lesson, so you write it.
 """
+import functools
+
 import numpy as np
 
 from .. import context
@@ -72,10 +74,20 @@ class TupleGet(Op):
                            "pack_grad", (self.index,)),
 
 
-class Pack(Op):
+class _TupleOp(Op):
+    """An op whose value is a tuple. Marked stateful so that constant folding leaves it alone
+    (a folded constant must be an array); it runs as any op does."""
+
+    stateful, output_class = True, TupleTensor
+
+    def session_step(self, session, node):
+        return functools.partial(self.forward, node._device.xp)
+
+
+class Pack(_TupleOp):
     """A tuple of ``size`` with the inputs at ``positions`` and None elsewhere."""
 
-    name, type_name, output_class = "pack", "Pack", TupleTensor
+    name, type_name = "pack", "Pack"
 
     def __init__(self, size, positions):
         self.size, self.positions = size, tuple(positions)
@@ -87,10 +99,10 @@ class Pack(Op):
         return tuple(result)
 
 
-class AddTuples(Op):
+class AddTuples(_TupleOp):
     """Two tuples added part by part (None counts as zero)."""
 
-    name, type_name, output_class = "add_tuples", "AddN", TupleTensor
+    name, type_name = "add_tuples", "AddN"
 
     def forward(self, xp, a, b):
         return tuple(y if x is None else x if y is None else x + y for x, y in zip(a, b))

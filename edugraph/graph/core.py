@@ -98,8 +98,11 @@ class SymbolicTensor(Tensor):
 
     def __bool__(self):
         raise TypeError("Using a `eg.Tensor` as a Python `bool` is not allowed in graph "
-                        f"execution ({self.name}). Use eg.cond(pred, true_fn, false_fn) for "
-                        "tensor-dependent branches.")
+                        f"execution ({self.name}): it has no value while the graph is built. "
+                        "Use eg.cond(pred, true_fn, false_fn) for a tensor-dependent `if` and "
+                        "eg.while_loop(cond, body, loop_vars) for a `while`. (TF's AutoGraph "
+                        "rewrites Python `if`/`while` into these inside tf.function; "
+                        "eg.function does not, so that you see the graph you write.)")
 
     def __iter__(self):
         raise TypeError(f"Iterating over the symbolic tensor {self.name} is not allowed in "

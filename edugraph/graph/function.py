@@ -5,7 +5,8 @@ tensors: every op builds a node, so the run leaves behind a graph (a ``ConcreteF
 calls with the same signature skip Python and run that graph, optimised and compiled once, through
 the same ``Plan`` a ``Session`` uses. What is in a signature (TF2's rules):
 
-* a tensor or numpy array: its shape and dtype (and device): a new shape traces again;
+* a tensor, numpy array or numpy scalar: its shape and dtype (and device): a new shape
+  traces again;
 * a Python value (int, float, str, bool, None): the value itself: ``f(x, 2)`` and ``f(x, 3)`` are
   two graphs, and ``if n > 0:`` on a Python ``n`` is decided while tracing;
 * lists, tuples and dicts of those: their structure; any other object: its identity.
@@ -33,7 +34,7 @@ import weakref
 
 import numpy as np
 
-from .. import context
+from .. import context, devices
 from ..errors import InvalidArgumentError
 from ..tensor import Tensor, as_dtype
 from ..variable import Variable
@@ -435,7 +436,7 @@ class TensorSpec:
         return f"TensorSpec(shape={self.shape}, dtype={self.dtype.name}, name={self.name!r})"
 
 
-_PYTHON_VALUES = (int, float, str, bool, bytes, type(None), complex, np.generic)
+_PYTHON_VALUES = (int, float, str, bool, bytes, type(None), complex)
 
 
 def _signature(value, leaves, keep):
@@ -445,9 +446,9 @@ def _signature(value, leaves, keep):
     if cls is Tensor:
         leaves.append(value._value)
         return value.shape, value.dtype, value.device
-    if cls is np.ndarray:
+    if cls is np.ndarray or isinstance(value, np.generic):    # numpy data: a tensor too
         leaves.append(value)
-        return value.shape, value.dtype, None
+        return value.shape, value.dtype, devices.cpu
     if cls is tuple or cls is list:
         return cls, tuple([_signature(v, leaves, keep) for v in value])
     if cls is dict:
@@ -472,7 +473,7 @@ def _signature(value, leaves, keep):
 
 def _placeholders(value, name, made, graph):
     """The traced version of argument ``value``: its tensors become placeholders."""
-    if isinstance(value, np.ndarray) or (isinstance(value, Tensor) and not
+    if isinstance(value, (np.ndarray, np.generic)) or (isinstance(value, Tensor) and not
                                          isinstance(value, Variable)):
         t = graph.add_operation(Placeholder(np.dtype(value.dtype), TensorShape(value.shape)),
                                 (), value.shape, value.dtype, name)
@@ -513,6 +514,7 @@ class Function:
         self.python_function = fn
         self.name = name or getattr(fn, "__name__", "function")
         self.passes = resolve_passes(passes)
+        self._passes_named = passes
         self.input_signature = None if input_signature is None else list(input_signature)
         self._concrete = {}                 # signature → ConcreteFunction
         self._tracing_count = 0
@@ -525,7 +527,7 @@ class Function:
         bound = self._methods.get(instance)
         if bound is None:
             bound = self._methods[instance] = Function(
-                self.python_function.__get__(instance, owner), self.passes,
+                self.python_function.__get__(instance, owner), self._passes_named,
                 self.input_signature, self.name)
         return bound
 

@@ -74,7 +74,9 @@ class BatchNormalization(Module):
     def _update_moving_averages(self, mean, variance):
         m = self.momentum
         updates = [(self.moving_mean, mean), (self.moving_variance, variance)]
-        if mean.graph is None:                      # eager: update the averages right now
+        if mean.graph is None or hasattr(mean.graph, "lift_variable"):
+            # eager: update the averages right now; in an eg.function: assigns that run with
+            # every call (as TF2's automatic control dependencies do)
             with no_grad():
                 for var, batch in updates:
                     var.assign(var * m + batch * (1 - m))

@@ -1,0 +1,388 @@
+"""@eg.function: tracing rules, side effects, variables, tapes, training steps, layers, passes."""
+import numpy as np
+import pytest
+
+import edugraph as eg
+from edugraph.graph.function import ConcreteFunction
+
+rng = np.random.default_rng(0)
+
+
+def arr(*shape, dtype=np.float32):
+    return rng.normal(size=shape).astype(dtype)
+
+
+# ----------------------------------------------------------------------------- tracing
+def test_traces_once_per_signature_and_runs_the_graph_afterwards():
+    traces = []
+
+    @eg.function
+    def f(x, y):
+        traces.append(x.shape)              # a Python side effect: runs while tracing only
+        return eg.reduce_sum(x * y + 1)
+
+    x, y = arr(3, 4), arr(3, 4)
+    expected = np.sum(x * y + 1)
+    for _ in range(3):
+        np.testing.assert_allclose(f(x, y).numpy(), expected, rtol=1e-6)
+    assert f.experimental_get_tracing_count() == 1 and traces == [(3, 4)]
+    f(eg.tensor(x), eg.tensor(y))           # a Tensor of the same shape: the same trace
+    assert f.experimental_get_tracing_count() == 1
+    f(arr(2, 4), arr(2, 4))                 # new shape: traced again
+    f(x.astype(np.float64), y.astype(np.float64))     # new dtype: traced again
+    assert f.experimental_get_tracing_count() == 3
+    f(arr(2, 4), arr(2, 4))                 # both known now
+    f(x, y)
+    assert f.experimental_get_tracing_count() == 3 and len(traces) == 3
+
+
+def test_python_values_are_part_of_the_signature():
+    @eg.function
+    def power(x, n, mode="sum"):
+        y = x
+        for _ in range(n):                  # a Python loop on a Python int: unrolled
+            y = y * x
+        return eg.reduce_sum(y) if mode == "sum" else eg.reduce_max(y)
+
+    x = np.array([1.0, 2.0, 3.0], np.float32)
+    assert power(x, 1).numpy() == 14.0
+    assert power(x, 2).numpy() == 36.0
+    assert power(x, 1).numpy() == 14.0
+    assert power.experimental_get_tracing_count() == 2
+    assert power(x, 2, mode="max").numpy() == 27.0
+    assert power.experimental_get_tracing_count() == 3
+
+    @eg.function
+    def scale(x, k):
+        return x * k
+
+    scale(x, 2)
+    scale(x, 2.0)                           # 2.0 is not 2: another trace, as in TF2
+    scale(x, 2)
+    assert scale.experimental_get_tracing_count() == 2
+
+
+def test_print_runs_only_while_tracing(capsys):
+    @eg.function
+    def f(x):
+        print("tracing f")
+        return x + 1
+
+    f(arr(2))
+    f(arr(2))
+    f(arr(2))
+    assert capsys.readouterr().out == "tracing f\n"
+
+
+def test_nested_arguments_and_results():
+    @eg.function
+    def f(inputs, scale):
+        a, b = inputs["pair"]
+        return {"sum": a + b, "both": [a * scale, (b, 7)]}
+
+    a, b = arr(2, 3), arr(2, 3)
+    out = f({"pair": (a, b)}, 2.0)
+    np.testing.assert_allclose(out["sum"].numpy(), a + b, rtol=1e-6)
+    np.testing.assert_allclose(out["both"][0].numpy(), a * 2, rtol=1e-6)
+    np.testing.assert_allclose(out["both"][1][0].numpy(), b)
+    assert out["both"][1][1] == 7           # Python values come back as they were returned
+    cf = f.get_concrete_function({"pair": (a, b)}, 2.0)
+    assert [t.name for t in cf.inputs] == ["inputs_pair_0:0", "inputs_pair_1:0"]
+    assert len(cf.outputs) == 3 and isinstance(cf.structured_outputs["sum"], eg.SymbolicTensor)
+
+
+def test_input_signature_traces_once_for_any_batch_size():
+    @eg.function(input_signature=[eg.TensorSpec((None, 3), eg.float32)])
+    def f(x):
+        return eg.reduce_sum(x, axis=1)
+
+    for n in (1, 4, 9):
+        x = arr(n, 3)
+        np.testing.assert_allclose(f(x).numpy(), x.sum(axis=1), rtol=1e-5)
+    assert f.experimental_get_tracing_count() == 1
+    with pytest.raises(ValueError, match="input_signature"):
+        f(arr(2, 4))
+
+
+def test_concrete_function_interface():
+    @eg.function
+    def f(x, y):
+        unused = eg.exp(x)                  # pruned away  # noqa: F841
+        return eg.reduce_sum(x * y + x * y + 1.0)
+
+    x, y = arr(3, 4), arr(3, 4)
+    cf = f.get_concrete_function(x, y)
+    assert isinstance(cf, ConcreteFunction)
+    assert cf is f.get_concrete_function(x, y)
+    assert [t.op.type for t in cf.inputs] == ["Placeholder", "Placeholder"]
+    assert cf.outputs[0].graph is cf.graph and cf.optimized_outputs[0].graph is \
+        cf.optimized_graph
+    names = [name for name, _, _ in cf.pass_stages]
+    assert names == ["traced", "prune", "fold_constants", "eliminate_common_subexpressions",
+                     "update_in_place", "fuse_elementwise"]
+    counts = dict(cf.op_counts())
+    assert counts["prune"] == counts["traced"] - 1                  # exp removed
+    assert counts["eliminate_common_subexpressions"] == counts["prune"] - 1   # x*y once
+    assert counts["fuse_elementwise"] < counts["eliminate_common_subexpressions"]
+    np.testing.assert_allclose(cf(x, y).numpy(), np.sum(2 * x * y + 1), rtol=1e-5)
+    assert "traced" in repr(cf) and "optimized" in repr(cf)
+    lines = []
+    cf.summary(print_fn=lines.append)
+    assert "fuse_elementwise" in lines[0] and "2 input(s)" in lines[0]
+    with pytest.raises(ValueError, match="shape"):
+        cf(arr(2, 4), arr(2, 4))
+
+
+def test_passes_can_be_switched_off_and_give_the_same_values():
+    def body(x, y):
+        c = eg.constant(np.ones((3, 4), np.float32)) * 2.0       # folded to a constant
+        return eg.reduce_sum(eg.tanh(x * y + c) * (x * y))
+
+    x, y = arr(3, 4), arr(3, 4)
+    full = eg.function(body).get_concrete_function(x, y)
+    none = eg.function(body, passes=[]).get_concrete_function(x, y)
+    some = eg.function(body, passes=["fold_constants", "prune"]).get_concrete_function(x, y)
+    np.testing.assert_allclose(full(x, y).numpy(), none(x, y).numpy(), rtol=1e-6)
+    np.testing.assert_allclose(some(x, y).numpy(), none(x, y).numpy(), rtol=1e-6)
+    assert [n for n, _, _ in none.pass_stages] == ["traced"]
+    assert none.optimized_graph is none.graph
+    assert [n for n, _, _ in some.pass_stages] == ["traced", "fold_constants", "prune"]
+
+    def types(graph):
+        return [op.type for op in graph.get_operations()]
+    traced = types(none.graph)
+    folded = types(some.optimized_graph)    # ones * 2 became one number; dead constants gone
+    assert folded.count("Mul") == traced.count("Mul") - 1
+    assert folded.count("Const") == traced.count("Const") - 1 and len(folded) == len(traced) - 2
+    assert len(full.optimized_graph.get_operations()) < len(some.optimized_graph.get_operations())
+    assert any(op.type == "FusedElementwise" or op.eg_op.name == "fused"
+               for op in full.optimized_graph.get_operations())
+    with pytest.raises(ValueError, match="Unknown graph pass 'cse_please'"):
+        eg.function(body, passes=["cse_please"])
+
+
+def test_python_if_on_a_tensor_points_to_cond():
+    @eg.function
+    def f(x):
+        if eg.reduce_sum(x) > 0:
+            return x
+        return -x
+
+    with pytest.raises(TypeError, match=r"eg\.cond.*AutoGraph"):
+        f(arr(3))
+
+
+def test_traced_function_calls_inside_another_are_inlined():
+    @eg.function
+    def inner(x):
+        return x * 2
+
+    @eg.function
+    def outer(x):
+        return inner(x) + 1
+
+    x = arr(3)
+    np.testing.assert_allclose(outer(x).numpy(), x * 2 + 1, rtol=1e-6)
+    assert inner.experimental_get_tracing_count() == 0
+
+
+def test_decorated_method_traces_per_object():
+    class Scaler:
+        def __init__(self, k):
+            self.k = k
+
+        @eg.function
+        def __call__(self, x):
+            return x * self.k
+
+    a, b = Scaler(2.0), Scaler(3.0)
+    x = arr(2)
+    np.testing.assert_allclose(a(x).numpy(), x * 2, rtol=1e-6)
+    np.testing.assert_allclose(b(x).numpy(), x * 3, rtol=1e-6)
+
+
+# ----------------------------------------------------------------------------- variables
+def test_variables_are_read_when_the_function_runs():
+    v = eg.Variable(np.array([1.0, 2.0], np.float32))
+
+    @eg.function
+    def f(x):
+        return x * v
+
+    x = np.ones(2, np.float32)
+    np.testing.assert_allclose(f(x).numpy(), [1, 2])
+    v.assign([5.0, 6.0])                    # changed eagerly: the graph reads the new value
+    np.testing.assert_allclose(f(x).numpy(), [5, 6])
+    assert f.experimental_get_tracing_count() == 1
+    assert [t for t, _ in f.get_concrete_function(x).captures] == [v]
+
+
+def test_assign_inside_updates_the_eager_variable_on_every_call():
+    counter = eg.Variable(0.0)
+    w = eg.Variable(np.array([1.0, 2.0], np.float32))
+
+    @eg.function
+    def step(x):
+        counter.assign_add(1.0)             # nobody fetches it: it runs anyway (TF2)
+        w.assign(w * x)
+        return w + 0.5                      # reads the new value
+
+    out = step(np.array([2.0, 3.0], np.float32))
+    np.testing.assert_allclose(out.numpy(), [2.5, 6.5])
+    step(np.array([2.0, 3.0], np.float32))
+    assert counter.numpy() == 2.0
+    np.testing.assert_allclose(w.numpy(), [4.0, 18.0])
+
+
+def test_a_read_before_an_assign_keeps_the_old_value():
+    v = eg.Variable(np.array([1.0, 2.0]))
+
+    @eg.function
+    def swap_in(new):
+        old = v.read_value()
+        alias = eg.reshape(v, (2, 1))       # a view of the variable's storage
+        v.assign(new)
+        return old, alias, v.read_value()
+
+    old, alias, now = swap_in(np.array([7.0, 8.0]))
+    np.testing.assert_allclose(old.numpy(), [1, 2])
+    np.testing.assert_allclose(alias.numpy(), [[1], [2]])
+    np.testing.assert_allclose(now.numpy(), [7, 8])
+    np.testing.assert_allclose(v.numpy(), [7, 8])
+
+
+def test_variables_are_created_on_the_first_trace_only():
+    layer = eg.layers.Dense(3)
+
+    @eg.function
+    def f(x):
+        return layer(x)                     # builds the layer: its variables live outside
+
+    x = arr(2, 4)
+    y = f(x)
+    assert isinstance(layer.kernel, eg.Variable) and layer.kernel.graph is None
+    np.testing.assert_allclose(y.numpy(), x @ layer.kernel.numpy() + layer.bias.numpy(),
+                               rtol=1e-5)
+    f(arr(5, 4))                            # a retrace that creates nothing: fine
+
+    @eg.function
+    def make(x, n):
+        return x * eg.Variable(np.ones(3, np.float32) * n)
+
+    make(arr(3), 1)
+    with pytest.raises(ValueError, match="first time it is traced"):
+        make(arr(3), 2)
+
+
+def test_gradient_tape_inside_builds_gradient_nodes():
+    w = eg.Variable(arr(4, 3))
+
+    def loss_and_grads(x):
+        with eg.GradientTape() as tape:
+            tape.watch(x)
+            loss = eg.reduce_sum(eg.tanh(eg.matmul(x, w)) ** 2)
+        gx, gw = tape.gradient(loss, [x, w])
+        return loss, gx, gw
+
+    x = arr(2, 4)
+    eager = loss_and_grads(eg.tensor(x))
+    traced = eg.function(loss_and_grads)(x)
+    for a, b in zip(eager, traced):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6)
+    cf = eg.function(loss_and_grads).get_concrete_function(x)
+    assert any(op.name.startswith("gradients/") for op in cf.graph.get_operations())
+
+
+def test_tape_gradient_of_an_unused_variable_is_none_or_zero():
+    w, unused = eg.Variable(2.0), eg.Variable(3.0)
+
+    @eg.function
+    def f(x):
+        with eg.GradientTape(persistent=True) as tape:
+            y = x * w
+        return (tape.gradient(y, [w, unused]),
+                tape.gradient(y, unused, unconnected_gradients="zero"))
+
+    (gw, gu), zero = f(np.float32(5.0))
+    assert gw.numpy() == 5.0 and gu is None and zero.numpy() == 0.0
+
+
+# ----------------------------------------------------------------------------- training
+def _model(seed):
+    eg.random.set_seed(seed)
+    return eg.Sequential([eg.layers.Dense(16, activation="relu"),
+                          eg.layers.Dense(8, activation="tanh"), eg.layers.Dense(1)])
+
+
+@pytest.mark.parametrize("make_optimizer", [
+    lambda: eg.train.GradientDescentOptimizer(0.1),
+    lambda: eg.train.MomentumOptimizer(0.05, 0.9, use_nesterov=True),
+    lambda: eg.train.AdamOptimizer(0.01)])
+def test_train_step_gives_the_eager_losses(make_optimizer):
+    x, y = arr(32, 5), arr(32, 1)
+
+    def train(step_fn_of):
+        model, opt = _model(3), make_optimizer()
+
+        def train_step(xb, yb):
+            with eg.GradientTape() as tape:
+                loss = eg.reduce_mean(eg.square(model(xb, training=True) - yb))
+            grads = tape.gradient(loss, model.trainable_variables)
+            opt.apply_gradients(zip(grads, model.trainable_variables))
+            return loss
+        step = step_fn_of(train_step)
+        losses = [float(step(eg.tensor(x), eg.tensor(y))) for _ in range(6)]
+        return losses, model.get_weights(), step
+
+    eager, eager_weights, _ = train(lambda f: f)
+    traced, traced_weights, step = train(eg.function)
+    np.testing.assert_allclose(traced, eager, rtol=1e-5)
+    for a, b in zip(eager_weights, traced_weights):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+    assert eager[-1] < eager[0] and step.experimental_get_tracing_count() == 1
+
+
+_LAYERS = {      # name: (make the layer, make its input, call arguments)
+    "dense": (lambda: eg.layers.Dense(4, activation="relu"), lambda: arr(3, 5), {}),
+    "conv2d": (lambda: eg.layers.Conv2D(4, 3, padding="same"), lambda: arr(2, 6, 6, 3), {}),
+    "maxpool": (lambda: eg.layers.MaxPooling2D(2), lambda: arr(2, 6, 6, 3), {}),
+    "gap": (lambda: eg.layers.GlobalAveragePooling2D(), lambda: arr(2, 6, 6, 3), {}),
+    "flatten": (lambda: eg.layers.Flatten(), lambda: arr(2, 6, 6, 3), {}),
+    "reshape": (lambda: eg.layers.Reshape((9, 12)), lambda: arr(2, 6, 6, 3), {}),
+    "activation": (lambda: eg.layers.Activation("sigmoid"), lambda: arr(3, 5), {}),
+    "layernorm": (lambda: eg.layers.LayerNormalization(), lambda: arr(3, 5), {}),
+    "batchnorm_infer": (lambda: eg.layers.BatchNormalization(), lambda: arr(8, 5),
+                        {"training": False}),
+    "batchnorm_train": (lambda: eg.layers.BatchNormalization(), lambda: arr(8, 5),
+                        {"training": True}),
+    "dropout_infer": (lambda: eg.layers.Dropout(0.5), lambda: arr(3, 5), {"training": False}),
+    "dropout_train": (lambda: eg.layers.Dropout(0.5), lambda: arr(3, 5), {"training": True}),
+    "embedding": (lambda: eg.layers.Embedding(10, 4),
+                  lambda: np.array([[1, 2, 9], [0, 0, 3]], np.int64), {}),
+}
+
+
+@pytest.mark.parametrize("name", list(_LAYERS))
+def test_every_layer_works_inside_a_traced_function(name):
+    make, make_x, kwargs = _LAYERS[name]
+    x = make_x()
+    eg.random.set_seed(7)
+    eager_layer = make()
+    eg.random.set_seed(7)
+    expected = eager_layer(eg.tensor(x), **kwargs).numpy()
+    eg.random.set_seed(7)
+    traced_layer = make()
+
+    @eg.function
+    def f(inputs):
+        return traced_layer(inputs, **kwargs)
+
+    eg.random.set_seed(7)
+    np.testing.assert_allclose(f(x).numpy(), expected, rtol=1e-5, atol=1e-6)
+    for a, b in zip(eager_layer.get_weights(), traced_layer.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)   # BN moving stats updated alike
+    if name == "batchnorm_train":
+        f(x)
+        assert not np.allclose(traced_layer.moving_mean.numpy(), eager_layer.moving_mean.numpy())
+    if name == "dropout_train":             # a new mask on each call: the op runs each time
+        assert not np.array_equal(f(x).numpy(), f(x).numpy())
