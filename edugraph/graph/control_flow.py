@@ -98,6 +98,10 @@ class Pack(_TupleOp):
             result[p] = v
         return tuple(result)
 
+    def backward(self, grad, out, *values):
+        return [_get(grad, p, self.size, v.shape, v.dtype, "pack_grad")
+                if p in grad.present else None for p, v in zip(self.positions, values)]
+
 
 class AddTuples(_TupleOp):
     """Two tuples added part by part (None counts as zero)."""
@@ -106,6 +110,9 @@ class AddTuples(_TupleOp):
 
     def forward(self, xp, a, b):
         return tuple(y if x is None else x if y is None else x + y for x, y in zip(a, b))
+
+    def backward(self, grad, out, a, b):
+        return grad, grad
 
 
 def _add_tuples(a, b):

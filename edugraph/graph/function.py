@@ -234,7 +234,8 @@ def graph_assign(variable, value, mode):
             f"Cannot assign the graph tensor {value.name} to the eager variable "
             f"'{variable.name}': it has no value yet. Run it first (sess.run) or build the "
             "computation inside an @eg.function.")
-    value = graph.as_tensor(value)
+    value = graph.as_tensor(value) if isinstance(value, Tensor) else \
+        constant(value, dtype=variable.dtype, graph=graph)
     if value.dtype != variable.dtype:
         raise TypeError(f"{mode} to variable '{variable.name}' ({variable.dtype}) needs a "
                         f"{variable.dtype} value, not {value.dtype}; cast it with eg.cast.")
