@@ -1,0 +1,101 @@
+"""One random graph, three ways to run it: eagerly (backward), in a Session (eg.gradients) and
+in a traced function (GradientTape inside). Hypothesis draws the graphs: inputs of broadcasting
+shapes, a chain of ops over any earlier nodes (branches, reuse, broadcasting, reductions, and
+eg.cond), and a scalar loss. All three must give the same value and the same gradients."""
+import numpy as np
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import edugraph as eg
+from strategies import arrays, broadcastable_shapes
+
+UNARY = {
+    "tanh": eg.tanh,
+    "sigmoid": eg.sigmoid,
+    "square": eg.square,
+    "negative": eg.negative,
+    "exp_tanh": lambda a: eg.exp(eg.tanh(a)),                  # bounded exp
+    "row_sum": lambda a: eg.reduce_sum(a, axis=-1, keepdims=True) if len(a.shape) else a,
+    "mean_all": lambda a: eg.reduce_mean(a),
+}
+BINARY = {
+    "add": eg.add,
+    "sub": eg.subtract,
+    "mul": eg.multiply,
+    "safe_div": lambda a, b: a / (1.0 + b * b),
+    "cond": lambda a, b: eg.cond(eg.reduce_sum(a) > eg.reduce_sum(b),
+                                 lambda: a * b + a, lambda: a - eg.tanh(b) * a),
+}
+
+
+@st.composite
+def random_graphs(draw):
+    shapes = draw(broadcastable_shapes(num_shapes=draw(st.integers(2, 3)), max_dims=2,
+                                       max_side=3))
+    values = [draw(arrays(s, -1.5, 1.5)) for s in shapes]
+    steps = draw(st.lists(st.tuples(st.sampled_from(sorted(UNARY) + sorted(BINARY)),
+                                    st.integers(0, 100), st.integers(0, 100)),
+                          min_size=1, max_size=8))
+    return values, steps
+
+
+def build(inputs, steps):
+    """The graph as a function of its inputs: each step applies an op to earlier nodes; the
+    loss adds up the last node and a weighted sum of all (so every node matters)."""
+    nodes = list(inputs)
+    for name, i, j in steps:
+        a, b = nodes[i % len(nodes)], nodes[j % len(nodes)]
+        nodes.append(UNARY[name](a) if name in UNARY else BINARY[name](a, b))
+    loss = eg.reduce_sum(nodes[-1])
+    for k, node in enumerate(nodes[len(inputs):]):
+        loss = loss + eg.reduce_sum(node) * (0.1 * (k + 1))
+    return loss
+
+
+def eager(values, steps):
+    tensors = [eg.tensor(v, requires_grad=True) for v in values]
+    loss = build(tensors, steps)
+    loss.backward()
+    return float(loss), [t.grad.numpy() if t.grad is not None else np.zeros_like(v)
+                         for t, v in zip(tensors, values)]
+
+
+def in_session(values, steps):
+    with eg.Graph().as_default():
+        xs = [eg.placeholder(eg.float64, v.shape, name=f"x{i}") for i, v in enumerate(values)]
+        loss = build(xs, steps)
+        grads = eg.gradients(loss, xs)
+        fetch = [g for g in grads if g is not None]
+        with eg.Session() as sess:
+            value, found = sess.run([loss, fetch], dict(zip(xs, values)))
+    found = iter(found)
+    return float(value), [np.zeros_like(v) if g is None else next(found)
+                          for g, v in zip(grads, values)]
+
+
+def traced(values, steps):
+    @eg.function
+    def step(xs):
+        with eg.GradientTape() as tape:
+            tape.watch(xs)
+            loss = build(xs, steps)
+        return loss, tape.gradient(loss, xs)
+
+    loss, grads = step(list(values))
+    return float(loss), [np.zeros_like(v) if g is None else g.numpy()
+                         for g, v in zip(grads, values)]
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(random_graphs())
+def test_eager_session_and_traced_function_agree(graph):
+    values, steps = graph
+    expected_value, expected_grads = eager(values, steps)
+    for mode in (in_session, traced):
+        value, grads = mode(values, steps)
+        np.testing.assert_allclose(value, expected_value, rtol=1e-9, atol=1e-9,
+                                   err_msg=f"{mode.__name__}: loss of {steps}")
+        for k, (g, e) in enumerate(zip(grads, expected_grads)):
+            assert np.shape(g) == np.shape(e), f"{mode.__name__}: gradient {k} shape"
+            np.testing.assert_allclose(g, e, rtol=1e-8, atol=1e-9,
+                                       err_msg=f"{mode.__name__}: d loss / d input {k} "
+                                               f"of {steps}")
