@@ -386,3 +386,27 @@ def test_every_layer_works_inside_a_traced_function(name):
         assert not np.allclose(traced_layer.moving_mean.numpy(), eager_layer.moving_mean.numpy())
     if name == "dropout_train":             # a new mask on each call: the op runs each time
         assert not np.array_equal(f(x).numpy(), f(x).numpy())
+
+
+def test_runs_where_its_arguments_live(device):
+    """On an accelerator (and the stand-in sim:0) the traced graph, its cond and while loop,
+    the gradients and the variable update all stay on that device."""
+    with eg.device(device):
+        x = eg.tensor(np.ones((2, 3), np.float32))
+        w = eg.Variable(np.ones(3, np.float32))
+
+    @eg.function
+    def step(x):
+        with eg.GradientTape() as tape:
+            y = eg.reduce_sum(eg.cond(eg.reduce_sum(x) > 0, lambda: x * w, lambda: x - w))
+            _, z = eg.while_loop(lambda i, z: i < 3, lambda i, z: (i + 1, z * w), [0, y * w])
+            loss = eg.reduce_sum(z)
+        g = tape.gradient(loss, w)
+        w.assign_sub(g * 0.1)
+        return loss, g
+
+    loss, g = step(x)                       # loss = sum(x w) * sum(w^4) = 6 * 3 at w = 1
+    assert loss.device.name == device and g.device.name == device
+    assert float(loss.numpy()) == 18.0
+    np.testing.assert_allclose(g.numpy(), [30, 30, 30])     # 2 sum(w^4) + 4 y w^3
+    np.testing.assert_allclose(w.numpy(), [-2, -2, -2])

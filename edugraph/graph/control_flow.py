@@ -32,7 +32,7 @@ from ..ops.base import Op
 from ..tensor import Tensor
 from .core import Operation, SymbolicTensor
 from .function import (FuncGraph, _graph_tensor, compile_graph, fed_tensors, passes_of,
-                       values_of)
+                       run_on_devices, values_of)
 from .shapes import TensorShape
 
 __all__ = ["cond", "while_loop"]
@@ -156,9 +156,10 @@ class Branch:
                                 passes_of(session), values_of(session), session.config)
         n = len(self.outputs)
         fed = [(i, key) for (i, _), key in zip(fed, fed_tensors(plan))]
+        run_plan = run_on_devices(plan)
 
         def run(values):
-            return plan.run({key: values[i] for i, key in fed})[:n]
+            return run_plan({key: values[i] for i, key in fed})[:n]
         return run
 
     def written_variables(self):
@@ -251,17 +252,21 @@ def _branch_gradient(branch, present, wrt, inputs):
         for k in wrt:                           # inputs this branch ignores: fed, gradient 0
             if branch_inputs[k] is None:
                 x = inputs[k]
-                branch_inputs[k] = _placeholder(bg, x.shape, x.dtype, "unused")
-        seeds = [_placeholder(bg, branch.outputs[i].shape, branch.outputs[i].dtype, "grad")
-                 for i in present]
+                branch_inputs[k] = _placeholder(bg, x, "unused")
+        seeds = [_placeholder(bg, branch.outputs[i], "grad") for i in present]
         grads = gradients([branch.outputs[i] for i in present],
                           [branch_inputs[k] for k in wrt], grad_ys=seeds)
     return branch_inputs + seeds, grads
 
 
-def _placeholder(graph, shape, dtype, name):
+def _placeholder(graph, like, name, shape=None):
+    """A placeholder of ``graph`` for values like tensor ``like`` (dtype, shape, device)."""
     from .core import Placeholder
-    return graph.add_operation(Placeholder(dtype, TensorShape(shape)), (), shape, dtype, name)
+    shape = like.shape if shape is None else shape
+    t = graph.add_operation(Placeholder(like.dtype, TensorShape(shape)), (), shape, like.dtype,
+                            name)
+    t.op._device, t.op.device = like.op._device, like.op.device
+    return t
 
 
 # ----------------------------------------------------------------------------- cond
@@ -465,9 +470,8 @@ class WhileOp(_ControlFlowOp):
             for k in wrt:
                 if branch_inputs[size + k] is None:
                     x = captured[k]
-                    branch_inputs[size + k] = _placeholder(bg, x.shape, x.dtype, "unused")
-            seeds = [_placeholder(bg, body.inputs[i].shape, body.inputs[i].dtype, "grad")
-                     for i in floats]
+                    branch_inputs[size + k] = _placeholder(bg, x, "unused")
+            seeds = [_placeholder(bg, body.inputs[i], "grad") for i in floats]
             xs = [branch_inputs[i] for i in floats] + [branch_inputs[size + k] for k in wrt]
             grads = gradients([body.outputs[i] for i in floats], xs, grad_ys=seeds)
             grads = [g if g is not None else _zeros_like(x) for g, x in zip(grads, xs)]
@@ -585,8 +589,7 @@ def _graph_loop(graph, cond, body, loop_vars, limit, name):
     layout = map_structure(lambda v: next(index), structure)
 
     def as_args(graph_):
-        placeholders = [_placeholder(graph_, t.shape, t.dtype, f"loop_var_{i}")
-                        for i, t in enumerate(flat)]
+        placeholders = [_placeholder(graph_, t, f"loop_var_{i}") for i, t in enumerate(flat)]
         return placeholders, _rebuild(layout, placeholders)
 
     cond_graph = FuncGraph(f"{name}_cond", outer_graph=graph)

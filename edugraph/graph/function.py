@@ -28,6 +28,7 @@ whole training step becomes one graph.
 ``cf.graph`` as written, ``cf.pass_stages`` after each optimisation pass, ``cf.optimized_graph``
 as it runs (see ``ConcreteFunction``).
 """
+import contextlib
 import functools
 import inspect
 import weakref
@@ -35,7 +36,6 @@ import weakref
 import numpy as np
 
 from .. import context, devices
-from ..errors import InvalidArgumentError
 from ..tensor import Tensor, as_dtype
 from ..variable import Variable
 from . import passes as graph_passes
@@ -92,7 +92,6 @@ class FuncGraph(Graph):
         self.name = name
         self.outer_graph = outer_graph
         self.allow_variables = allow_variables   # first trace of an eg.function only
-        self.created_variables = []
         self.side_effects = []                  # ops that run on every call
         self.outer_captures = {}                # outer tensor → placeholder here (branches)
         self.variable_reads = {}                # id(eager tensor) → its Capture nodes here
@@ -130,6 +129,7 @@ class FuncGraph(Graph):
                 inner = self.add_operation(Placeholder(outer.dtype, outer.shape), (),
                                            outer.shape, outer.dtype, _base_name(outer))
             inner.requires_grad = outer.requires_grad
+            inner.op._device, inner.op.device = outer.op._device, outer.op.device
             self.outer_captures[outer] = inner
         return inner
 
@@ -319,7 +319,18 @@ def compile_graph(graph, fetches, feeds, passes, variables, config=None):
     protect_reads(graph, outputs[:n])
     plan = Plan(_Bound(graph, variables, config or ConfigProto(), passes), outputs[:n],
                 outputs[n:])
+    # the values fed are arrays on their devices already (arguments, a node's inputs)
+    plan.feed_slots = [(t, i, None) for t, i, _ in plan.feed_slots]
     return plan, stages
+
+
+def run_on_devices(plan):
+    """``plan.run`` with results left on their devices (a Session hands them to the host)."""
+    devices_ = [d for d in plan.fetch_devices]
+    if all(d is None or d.kind == "cpu" for d in devices_):
+        return plan.run
+    return lambda feeds: [r if d is None or d.kind == "cpu" or r is None else d.put(r)
+                          for r, d in zip(plan.run(feeds), devices_)]
 
 
 def fed_tensors(plan):
@@ -475,9 +486,12 @@ def _signature(value, leaves, keep):
 def _placeholders(value, name, made, graph):
     """The traced version of argument ``value``: its tensors become placeholders."""
     if isinstance(value, (np.ndarray, np.generic)) or (isinstance(value, Tensor) and not
-                                         isinstance(value, Variable)):
+                                                       isinstance(value, Variable)):
         t = graph.add_operation(Placeholder(np.dtype(value.dtype), TensorShape(value.shape)),
                                 (), value.shape, value.dtype, name)
+        if isinstance(value, Tensor):           # fed where the argument lives
+            t.op._device = t.device = value.device
+            t.op.device = f"/device:{value.device.kind.upper()}:{value.device.index}"
         made.append(t)
         return t
     if isinstance(value, dict):
@@ -567,7 +581,7 @@ class Function:
         graph = FuncGraph(self.name, allow_variables=self._tracing_count == 0)
         inputs = []
         names = _argument_names(self.python_function, args, kwargs)
-        with context.building(graph):
+        with context.building(graph), _device_of(args, kwargs):
             if self.input_signature is not None:
                 targs = tuple(_spec_placeholders(s, n, inputs, graph)
                               for s, n in zip(self.input_signature, names))
@@ -629,6 +643,14 @@ def _zeros_for(spec):
     return type(spec)(_zeros_for(s) for s in spec)
 
 
+def _device_of(args, kwargs):
+    """Ops of a function called on tensors of an accelerator are placed there."""
+    for leaf in _leaves([args, kwargs]):
+        if isinstance(leaf, Tensor) and leaf.device.kind != "cpu":
+            return devices.device(leaf.device)
+    return contextlib.nullcontext()
+
+
 def _argument_names(fn, args, kwargs):
     """Names for the positional arguments' placeholders: the parameter names."""
     try:
@@ -685,7 +707,7 @@ class ConcreteFunction:
         _, self.optimized_graph, self.optimized_outputs = self.pass_stages[-1]
         self._rebuild = _rebuilder(self.structured_outputs, self.outputs)
         self._devices = [t.op._device for t in self.outputs]
-        self._on_host = all(d.kind == "cpu" for d in self._devices)
+        self._run_plan = run_on_devices(self._plan)
         self._feeds = fed_tensors(self._plan)
 
     @property
@@ -706,11 +728,8 @@ class ConcreteFunction:
         return self._run(leaves)
 
     def _run(self, arrays):
-        results = self._plan.run(dict(zip(self._feeds, arrays)))
-        if self._on_host:
-            return self._rebuild([Tensor(r, d) for r, d in zip(results, self._devices)])
-        return self._rebuild([Tensor(r if d.kind == "cpu" else d.put(r), d)
-                              for r, d in zip(results, self._devices)])
+        results = self._run_plan(dict(zip(self._feeds, arrays)))
+        return self._rebuild([Tensor(r, d) for r, d in zip(results, self._devices)])
 
     def op_counts(self):
         """[(stage name, number of ops)] for each stage of ``pass_stages``."""

@@ -77,7 +77,10 @@ def prune(graph, outputs, feeds=()):
     def visit(op, inputs, new, mapping):
         if op.outputs and op.outputs[0] in fed:
             t = op.outputs[0]
-            return new.add_operation(Placeholder(t.dtype, t.shape), (), t.shape, t.dtype, op.name)
+            fed_here = new.add_operation(Placeholder(t.dtype, t.shape), (), t.shape, t.dtype,
+                                         op.name)
+            fed_here.op._device, fed_here.op.device = op._device, op.device   # fed there
+            return fed_here
         return None
 
     return rewrite(graph, outputs, visit, keep=_closed(needed, fed).__contains__)
