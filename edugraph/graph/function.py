@@ -24,6 +24,10 @@ Variables (TF2's rules):
 ``eg.GradientTape`` works inside: ``tape.gradient`` adds gradient nodes (``eg.gradients``), so a
 whole training step becomes one graph.
 
+Limits, on purpose: calling a traced function is not recorded by an eager tape around the call
+(differentiate inside it, as above); a function called while another graph is being built is
+inlined there; shapes are exact unless ``input_signature`` says ``None``.
+
 ``f.get_concrete_function(*args)`` gives the traced graph for those arguments:
 ``cf.graph`` as written, ``cf.pass_stages`` after each optimisation pass, ``cf.optimized_graph``
 as it runs (see ``ConcreteFunction``).
