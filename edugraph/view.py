@@ -647,7 +647,7 @@ def _from_graph(target, session, feed_dict, title, output):
             kind = "input"
         elif isinstance(eg_op, Const):
             kind = "constant"
-            if eg_op.value.size == 1:
+            if eg_op.value.size == 1 and re.fullmatch(r"Const(_\d+)?", label):
                 label = number(eg_op.value.reshape(-1)[0])
         else:
             kind = "op"

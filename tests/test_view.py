@@ -199,3 +199,214 @@ def test_plain_forms_are_serialisable_and_readable():
 def test_graph_view_rejects_other_things():
     with pytest.raises(TypeError, match="graph_view needs a tensor"):
         graph_view([1, 2])
+
+
+# ----------------------------------------------------------------------------- static graphs
+def two_layer_net(device="cpu:0", batch=5):
+    """A 2-layer net in name scopes with a GradientDescent step, initialised in a Session."""
+    rng = np.random.default_rng(0)
+    graph = eg.Graph()
+    with graph.as_default(), eg.device(device):
+        x = eg.placeholder(eg.float32, (None, 3), name="x")
+        y = eg.placeholder(eg.float32, (None, 1), name="y")
+        with eg.name_scope("layer1"):
+            w1 = eg.Variable(rng.normal(size=(3, 4)).astype("float32"), name="w")
+            b1 = eg.Variable(np.zeros(4, "float32"), name="b")
+            h = eg.relu(eg.matmul(x, w1) + b1)
+        with eg.name_scope("layer2"):
+            w2 = eg.Variable(rng.normal(size=(4, 1)).astype("float32"), name="w")
+            b2 = eg.Variable(np.zeros(1, "float32"), name="b")
+            out = eg.matmul(h, w2) + b2
+        with eg.name_scope("loss"):
+            loss = eg.reduce_mean((out - y) ** 2)
+        train = eg.train.GradientDescentOptimizer(0.1).minimize(loss)
+        init = eg.global_variables_initializer()
+    sess = eg.Session(graph=graph)
+    sess.run(init)
+    feed = {x: rng.normal(size=(batch, 3)).astype("float32"),
+            y: rng.normal(size=(batch, 1)).astype("float32")}
+    return sess, feed, loss, train
+
+
+def test_static_view_values_come_from_the_session(device):
+    sess, feed, loss, _ = two_layer_net(device)
+    view = graph_view(loss, session=sess, feed_dict=feed)
+    graph = loss.graph
+    assert [n.name for n in view.nodes] == [
+        "x", "y", "layer1/w", "layer1/b", "layer1/MatMul", "layer1/Add", "layer1/Relu",
+        "layer2/w", "layer2/b", "layer2/MatMul", "layer2/Add", "loss/Sub", "loss/Square",
+        "loss/Mean"]
+    assert view.node("layer1/w").kind == "variable" and view.node("x").kind == "placeholder"
+    assert view.node("layer1/Relu").scope == "layer1" and view.node("layer1/Relu").label == "Relu"
+    assert view.node("loss/Mean").id == view.output and view.node("layer1/MatMul").shape == (5, 4)
+    for n in view.nodes:
+        expected = sess.run(graph.get_operation_by_name(n.name).outputs[0], feed)
+        np.testing.assert_allclose(n.value, expected, rtol=1e-6)
+        assert n.device == device
+
+
+def test_static_gradients_equal_eg_gradients_at_every_node(device):
+    """The view walks op.backward on the session's values; eg.gradients builds the same rule
+    as graph nodes. Both must agree at every node, and be None at the same nodes."""
+    sess, feed, loss, train = two_layer_net(device)
+    graph = loss.graph
+    view = graph_view(graph, session=sess, feed_dict=feed, output=loss)
+    checked = 0
+    for n in view.nodes:
+        op = graph.get_operation_by_name(n.name)
+        if not op.outputs or n.skipped:
+            continue
+        with graph.as_default():
+            wanted = eg.gradients(loss, op.outputs[0])
+        if wanted is None:
+            assert n.grad is None, n.name
+            continue
+        np.testing.assert_allclose(n.grad, sess.run(wanted, feed), rtol=1e-5, atol=1e-6,
+                                   err_msg=n.name)
+        checked += 1
+    assert checked == 14            # every forward node, placeholders included (as in TF)
+    assert view.node("gradients/grad_ys").grad is None     # gradient nodes get none
+
+
+def test_static_graph_view_shows_training_without_running_it():
+    sess, feed, loss, train = two_layer_net()
+    graph = loss.graph
+    w = graph.get_operation_by_name("layer1/w").outputs[0]
+    before = sess.run(w).copy()
+    view = graph_view(graph, session=sess, feed_dict=feed, output=loss)
+    names = [n.name for n in view.nodes]
+    # the variables' initialisers are left out; eg.gradients' nodes and the update ops stay
+    assert "layer1/w/Assign" not in names and "init" not in names
+    assert "gradients/layer1/MatMul_grad/MatMul_1" in names
+    assert view.node("gradients/layer1/MatMul_grad/MatMul_1").gradient_node
+    assert not view.node("GradientDescent/Sub").gradient_node
+    assign, update = view.node("GradientDescent/Assign"), view.node("GradientDescent/update")
+    assert assign.skipped and assign.value is None and update.shape is None
+    assert {(e.source, e.target) for e in view.control_edges} >= {(assign.id, update.id)}
+    np.testing.assert_array_equal(sess.run(w), before)      # looking did not train
+    # the weights' new values are visible all the same, computed but not written
+    new = view.node("GradientDescent/Sub").value
+    np.testing.assert_allclose(new, before - 0.1 * view.node("layer1/w").grad, rtol=1e-5)
+    assert "not run" in view.to_text()
+
+
+def test_static_update_reruns_the_session_and_feeds_the_new_leaf():
+    graph = eg.Graph()
+    with graph.as_default():
+        x = eg.placeholder(eg.float32, (), name="x")
+        w = eg.Variable(-1.0, name="w")
+        b = eg.constant(3.0, name="b")
+        f = (w * x + b) ** 2
+        init = eg.global_variables_initializer()
+    sess = eg.Session(graph=graph)
+    sess.run(init)
+    view = graph_view(f, session=sess, feed_dict={x: 2.0})
+    assert view.node("w").grad == 4 and view.node("x").grad == -2
+    view.update(x=4.0)                          # s = -1·4 + 3 = -1, f = 1, df/dw = 2s·x = -8
+    assert view.node(view.output).value == 1 and view.node("w").grad == -8
+    view.update(w=0.5)                          # a variable is fed, not written
+    assert view.node(view.output).value == 25 and view.node("w").grad == 40
+    assert view.node("b").kind == "constant" and view.node("b").grad is None    # as in TF
+    assert sess.run(w) == -1.0
+    assert all(r["ok"] for r in view.gradient_check().values())
+
+
+def test_static_view_uses_the_default_session_and_explains_what_is_missing():
+    sess, feed, loss, _ = two_layer_net()
+    with pytest.raises(ValueError, match=r"loss/Mean:0 belongs to a static graph.*session=sess"):
+        graph_view(loss)
+    x = loss.graph.get_tensor_by_name("x:0")
+    with pytest.raises(ValueError, match=r"placeholder 'y' \(shape \(\?, 1\), float32\).*"
+                                         r"feed_dict=\{y: \.\.\.\}"):
+        graph_view(loss, session=sess, feed_dict={x: feed[x]})
+    with pytest.raises(ValueError, match="different graph"):
+        graph_view(loss, session=eg.Session(graph=eg.Graph()), feed_dict=feed)
+    with sess.as_default():
+        assert graph_view(loss, feed_dict=feed).node("loss/Mean").value > 0
+    with pytest.raises(TypeError, match="args= is for a traced function"):
+        graph_view(loss, session=sess, feed_dict=feed, args=(1.0,))
+
+
+def test_collapse_and_hide_gradient_nodes_in_the_view():
+    sess, feed, loss, _ = two_layer_net()
+    view = graph_view(loss.graph, session=sess, feed_dict=feed, output=loss)
+    assert {"layer1", "layer2", "loss", "gradients", "GradientDescent"} <= set(view.scopes())
+    everything = view.visible_nodes()
+    assert all(everything[n.id] == n.id for n in view.nodes)
+    view.show_gradient_nodes(False).collapse("layer1", "GradientDescent")
+    owner = view.visible_nodes()
+    assert not any(n.gradient_node and n.id in owner for n in view.nodes)
+    assert owner[view.node("layer1/MatMul").id] == "scope:layer1"
+    assert owner[view.node("layer2/MatMul").id] == view.node("layer2/MatMul").id
+    text = view.to_text()
+    assert "layer1 ▸" in text and "5 nodes" in text and "gradient nodes hidden" in text
+    assert "layer1/MatMul" not in text and "MatMul_grad" not in text
+    view.expand("layer1")
+    assert view.visible_nodes()[view.node("layer1/MatMul").id] == view.node("layer1/MatMul").id
+    view.expand()
+    assert view.collapsed == set()
+    with pytest.raises(KeyError, match="No name scope 'layer3'.*layer1"):
+        view.collapse("layer3")
+    seen = []
+    view.display_listeners.append(seen.append)
+    view.collapse("loss")
+    assert seen == [view]
+
+
+def test_static_text_is_deterministic():
+    texts = []
+    for _ in range(2):
+        sess, feed, loss, _ = two_layer_net()
+        view = graph_view(loss.graph, session=sess, feed_dict=feed, output=loss)
+        texts.append(view.show_gradient_nodes(False).collapse("GradientDescent").to_text())
+    assert texts[0] == texts[1]
+    assert "<table" in view.to_html() and "gradient nodes hidden" in view.to_html()
+
+
+# ----------------------------------------------------------------------------- traced functions
+@eg.function
+def traced_f(x, w, b):
+    return (w * x + b) ** 2
+
+
+ARGS = (np.float32(2.0), np.float32(-1.0), np.float32(3.0))
+
+
+def test_traced_function_before_and_after_optimisation():
+    concrete = traced_f.get_concrete_function(*ARGS)
+    before = graph_view(concrete, args=ARGS)
+    after = graph_view(concrete, args=ARGS, optimized=True)
+    assert [n.op for n in before.nodes if n.kind == "op"] == ["mul", "add", "square"]
+    (fused,) = [n for n in after.nodes if n.kind == "op"]
+    assert fused.op == "fused" and fused.attrs["ops"] == ["Mul", "Add", "Square"]
+    assert "as traced" in before.title and "fuse_elementwise" in after.title
+    # the same numbers either way: f = 1, df/dw = 2s·x = 4, df/dx = 2s·w = -2, df/db = 2
+    for view in (before, after):
+        assert view.node(view.output).value == 1
+        assert [view.node(k).grad for k in ("x", "w", "b")] == [-2, 4, 2]
+    # the fused node sends each input its share, as the three ops did before fusion
+    assert [e.grad for e in after.inputs_of(fused.id)] == [4, -2, 2]
+    after.update(w=0.5)
+    assert after.node(after.output).value == 16 and after.node("w").grad == 16
+    assert all(r["ok"] for r in after.gradient_check().values())
+
+
+def test_traced_function_gradients_equal_eg_gradients_in_its_graph():
+    concrete = traced_f.get_concrete_function(*ARGS)
+    view = graph_view(traced_f, args=ARGS)         # an eg.function: traced for the args
+    graph = concrete.graph
+    sess = eg.Session(graph=graph)
+    feed = dict(zip(concrete.inputs, ARGS))
+    for n in view.nodes:
+        with graph.as_default():
+            wanted = eg.gradients(concrete.outputs[0], graph.get_operation_by_name(n.name)
+                                  .outputs[0])
+        np.testing.assert_allclose(n.grad, sess.run(wanted, feed), err_msg=n.name)
+
+
+def test_traced_function_needs_its_arguments():
+    concrete = traced_f.get_concrete_function(*ARGS)
+    with pytest.raises(TypeError, match=r"needs the values of its arguments.*args="):
+        graph_view(concrete)
+    with pytest.raises(ValueError, match=r"3 tensor argument\(s\) \(x, w, b\)"):
+        graph_view(concrete, args=(np.float32(1.0),))
