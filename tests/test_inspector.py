@@ -219,3 +219,105 @@ def test_widget_of_a_bigger_net_collapses_nothing_and_builds():
     inspector = GraphInspector(chain_graph(layers=4))
     assert len(inspector.nodes.x) == len(inspector.view.nodes)
     assert inspector.sliders == []
+
+
+# ----------------------------------------------------------------------------- static graphs
+def static_inspector(**options):
+    from tests.test_view import two_layer_net
+    sess, feed, loss, _ = two_layer_net()
+    return GraphInspector(loss.graph, session=sess, feed_dict=feed, output=loss, **options)
+
+
+def test_static_inspector_hides_gradient_nodes_of_a_big_graph_and_collapses_scopes():
+    inspector = static_inspector()
+    view = inspector.view
+    assert len(view.nodes) > 40 and not inspector.show_gradients.value
+    assert len(inspector.nodes.x) == len(view.nodes) - sum(n.gradient_node for n in view.nodes)
+    assert "layer1" in inspector.collapse.options
+    inspector.collapse.value = ("GradientDescent", "layer1")
+    assert view.collapsed == {"GradientDescent", "layer1"}
+    assert "scope:layer1" in inspector.scene.shown and len(inspector.nodes.x) == 11
+    texts = [t for t in inspector.nodes.text if "layer1 ▸" in t]
+    assert texts == ["<b>layer1 ▸</b><br>5 nodes"]
+    links = {(s, t) for s, t, _ in inspector.scene.links}
+    assert ("scope:layer1", view.node("layer2/MatMul").id) in links       # edges rerouted
+    inspector.select("scope:layer1")                 # a click on the box opens it again
+    assert view.collapsed == {"GradientDescent"} and inspector.collapse.value == (
+        "GradientDescent",)
+    inspector.expand_all.click()
+    assert view.collapsed == set() and inspector.collapse.value == ()
+    inspector.show_gradients.value = True
+    assert len(inspector.nodes.x) == len(view.nodes)
+
+
+def test_view_choices_made_in_code_reach_the_widget():
+    inspector = static_inspector(collapsed=["loss"], gradient_nodes=True)
+    assert inspector.collapse.value == ("loss",) and inspector.show_gradients.value
+    inspector.view.collapse("layer2").show_gradient_nodes(False)
+    assert inspector.collapse.value == ("layer2", "loss")
+    assert not inspector.show_gradients.value
+    assert "scope:layer2" in inspector.scene.shown
+
+
+def test_static_layout_is_deterministic_and_control_edges_are_drawn():
+    first, second = static_inspector(gradient_nodes=True), static_inspector(gradient_nodes=True)
+    assert first.scene.position == second.scene.position
+    assert first.scene.control_links                    # update runs after the assigns
+    assert len(first.figure.data[0].x) == 3 * len(first.scene.control_links)
+    update = first.view.node("GradientDescent/update").id
+    before = [s for s, t in first.scene.control_links if t == update]
+    assert len(before) == 4 and all(first.scene.position[update][0] >
+                                    first.scene.position[s][0] for s in before)
+
+
+def test_static_detail_and_click_and_not_run_nodes():
+    inspector = static_inspector()
+    relu = inspector.view.node("layer1/Relu")
+
+    class Points:
+        point_inds = [inspector.scene.shown.index(relu.id)]
+    inspector._on_click(inspector.nodes, Points(), None)
+    assert "Relu" in inspector.detail.value and "graph name layer1/Relu" in inspector.detail.value
+    assert "relu routes" in inspector.detail.value
+    inspector.select("GradientDescent/Assign")
+    assert "not run: it writes a variable" in inspector.detail.value
+
+
+def test_static_slider_recomputes_through_the_session():
+    graph = eg.Graph()
+    with graph.as_default():
+        x = eg.placeholder(eg.float32, (), name="x")
+        w = eg.placeholder(eg.float32, (), name="w")
+        b = eg.placeholder(eg.float32, (), name="b")
+        with eg.name_scope("f"):
+            out = (w * x + b) ** 2
+    sess = eg.Session(graph=graph)
+    inspector = GraphInspector(out, session=sess, feed_dict={x: 2.0, w: -1.0, b: 3.0})
+    assert [s.description for s in inspector.sliders] == ["x", "w", "b"]
+    inspector.sliders[1].value = 0.5                 # w: s = 0.5·2 + 3 = 4, f = 16
+    assert inspector.view.node(inspector.view.output).value == 16
+    assert inspector.view.node("w").grad == 2 * 4 * 2
+    assert any("= 16" in t for t in inspector.nodes.text)
+    assert repr(inspector) == inspector.view.to_text()
+
+
+def test_traced_function_inspector_before_and_after():
+    @eg.function
+    def f(x, w, b):
+        return (w * x + b) ** 2
+    args = (np.float32(2.0), np.float32(-1.0), np.float32(3.0))
+    before = GraphInspector(f, args=args)
+    after = GraphInspector(f.get_concrete_function(*args), args=args, optimized=True)
+    assert len(before.nodes.x) == 6 and len(after.nodes.x) == 4
+    assert any("fused Mul·Add·Square" in t for t in after.nodes.text)
+    after.sliders[1].value = 0.5
+    assert after.view.node(after.view.output).value == 16
+
+
+def test_static_inspector_errors_explain():
+    from tests.test_view import two_layer_net
+    sess, feed, loss, _ = two_layer_net()
+    with pytest.raises(ValueError, match="session=sess"):
+        GraphInspector(loss)
+    with pytest.raises(TypeError, match="args="):
+        GraphInspector(loss, session=sess, feed_dict=feed, x=1.0)

@@ -22,8 +22,14 @@ def node_detail(view, node_id, check=None):
     parts = [f"<div class='inspector-detail'><h4 style='margin:4px 0'>"
              f"{html.escape(n.label)} <small>({n.id})</small></h4>",
              f"<div>{' · '.join(facts)}</div>"]
+    if n.name:
+        parts.append(f"<div><small>graph name {html.escape(n.name)}</small></div>")
     parts += [f"<div style='color:{colours.WARNING}'>⚠ {html.escape(w)}</div>" for w in n.flags]
-    parts.append(_block("value", n.value))
+    if n.op == "fused":
+        fused = " → ".join(map(html.escape, n.attrs.get("ops", ())))
+        parts.append(f"<div>one step computing {fused}</div>")
+    parts.append(f"<div><b>value</b>: not run: {html.escape(n.skipped)}</div>" if n.skipped
+                 else _block("value", n.value))
     parts.append(_block("gradient ∂out/∂" + html.escape(n.label), n.grad))
     parts.append(_rules(view, n))
     verdict = (check or {}).get(n.id)

@@ -21,33 +21,31 @@ X_SPACING, Y_SPACING = 1.0, 1.0
 class Scene:
     """The nodes and links on screen, their positions, for one set of display choices."""
 
-    def __init__(self, view, collapsed=(), show_gradient_nodes=True):
+    def __init__(self, view, collapsed=None, show_gradient_nodes=None):
+        """``collapsed`` scopes and ``show_gradient_nodes``: by default the view's own
+        choices (``view.collapse(...)``, ``view.show_gradient_nodes(...)``)."""
         self.view = view
-        self.collapsed = tuple(sorted(collapsed))
-        self.owner = {}                          # node id → the id of what stands for it
+        self.owner = view.visible_nodes(collapsed, show_gradient_nodes)   # node → shown id
+        self.collapsed = tuple(sorted(view.collapsed if collapsed is None else collapsed))
         self.members = {}                        # shown id → node ids it stands for
-        for n in view.nodes:
-            if n.gradient_node and not show_gradient_nodes:
-                continue
-            shown = self._group_of(n.scope) or n.id
-            self.owner[n.id] = shown
-            self.members.setdefault(shown, []).append(n.id)
+        for node_id, shown in self.owner.items():
+            self.members.setdefault(shown, []).append(node_id)
+        self.links = self._linked(view.edges)
+        self.control_links = [(s, t) for s, t, _ in self._linked(view.control_edges)
+                              if (s, t) not in {(a, b) for a, b, _ in self.links}]
+        pairs = [(s, t) for s, t, _ in self.links] + self.control_links
+        self.shown = _topological(list(self.members), pairs)
+        grid = layered_layout(self.shown, pairs)
+        self.position = {k: (c * X_SPACING, -r * Y_SPACING) for k, (c, r) in grid.items()}
+
+    def _linked(self, edges):
+        """Edges between what is shown: [(source, target, edges)], one link per pair."""
         links = {}
-        for e in view.edges:
+        for e in edges:
             source, target = self.owner.get(e.source), self.owner.get(e.target)
             if source is not None and target is not None and source != target:
                 links.setdefault((source, target), []).append(e)
-        self.links = [(s, t, edges) for (s, t), edges in links.items()]
-        self.shown = _topological(list(self.members), links)
-        grid = layered_layout(self.shown, [(s, t) for s, t, _ in self.links])
-        self.position = {k: (c * X_SPACING, -r * Y_SPACING) for k, (c, r) in grid.items()}
-
-    def _group_of(self, scope):
-        """The outermost collapsed scope containing ``scope``, as a shown id, or None."""
-        for s in self.collapsed:
-            if scope == s or scope.startswith(s + "/"):
-                return "scope:" + s
-        return None
+        return [(s, t, grouped) for (s, t), grouped in links.items()]
 
     def is_group(self, shown):
         return shown.startswith("scope:")
@@ -97,6 +95,8 @@ class Scene:
             value = n.value if n.id in values else None
             grad = n.grad if n.id in grads else None
             lines = [f"<b>{n.label}</b>" if n.kind != "op" or n.label != n.op else n.label]
+            if n.op == "fused":
+                lines.append("fused " + "·".join(n.attrs.get("ops", ())))
             if value is not None and n.kind != "constant":
                 lines.append(f"= {short(value)}")
             if grad is not None:
@@ -140,7 +140,11 @@ class Scene:
         """Lines with an arrowhead 3/4 along, a label at the middle, the active ones apart."""
         lines = {"edge_x": [], "edge_y": [], "active_x": [], "active_y": [], "arrow_x": [],
                  "arrow_y": [], "arrow_angle": [], "label_x": [], "label_y": [],
-                 "label_text": []}
+                 "label_text": [], "control_x": [], "control_y": []}
+        for source, target in self.control_links:     # "runs after": dotted, no label
+            (x0, y0), (x1, y1) = self.position[source], self.position[target]
+            lines["control_x"] += [x0, x1, None]
+            lines["control_y"] += [y0, y1, None]
         for source, target, edges in self.links:
             (x0, y0), (x1, y1) = self.position[source], self.position[target]
             lit = any(e.id in active_edges for e in edges)
@@ -161,6 +165,8 @@ class Scene:
         n = self.view.node(s["node"])
         total = sum(1 for t in walk if t["phase"] == s["phase"])
         index = sum(1 for t in walk[:step + 1] if t["phase"] == s["phase"])
+        if s["phase"] == "forward" and n.skipped:
+            return f"forward {index}/{total}: {n.label} is not run: {n.skipped}"
         if s["phase"] == "forward":
             what = f"{n.label} = {short(n.value)}" if n.is_leaf else \
                 f"{n.label}({', '.join(self.view.node(i).label for i in n.inputs)}) = " \
@@ -213,9 +219,11 @@ def _edge_label(edges, carrying):
 def _hover(n, value, grad, warnings):
     lines = [f"<b>{n.label}</b> ({n.kind}{', ' + n.op if n.op and n.op != n.label else ''})",
              f"id {n.id} · {shape_text(n.shape)} · {n.dtype} · {n.device}"]
-    if n.scope:
+    if n.name:
+        lines.append(f"name {n.name}")
+    elif n.scope:
         lines.append(f"scope {n.scope}")
-    lines.append(f"value: {short(value)}")
+    lines.append(f"value: not run, {n.skipped}" if n.skipped else f"value: {short(value)}")
     lines.append(f"gradient: {short(grad)}")
     lines += [f"⚠ {w}" for w in warnings]
     return "<br>".join(lines)

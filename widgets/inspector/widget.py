@@ -3,6 +3,12 @@
     >>> GraphInspector(loss)                                # an eager result
     >>> GraphInspector(f, x=2.0, w=-1.0, b=3.0)             # a function of scalar inputs
     >>> GraphInspector(loss, session=sess, feed_dict={...})  # a static graph
+    >>> GraphInspector(graph, session=sess, feed_dict={...}, output=loss)   # all of it
+    >>> GraphInspector(f, args=(x, w, b), optimized=True)   # an eg.function, after its passes
+
+Name scopes can be collapsed to one box each (the "collapse" list, or a click on a collapsed box
+to open it again), and the gradient nodes that ``eg.gradients`` or an optimizer added can be
+hidden (the "gradient nodes" box; hidden at first in graphs of more than 40 nodes).
 
 The picture is ONE plotly FigureWidget whose traces (edges, active edges, arrows' labels, nodes,
 gate names, rings) are rewritten in place inside ``figure.batch_update()`` whenever something
@@ -19,41 +25,59 @@ from edugraph.view import GraphView, graph_view
 from .detail import node_detail
 from .scene import Scene
 
+BIG_GRAPH = 40                  # more nodes than this: gradient nodes start hidden
 LEGEND = ("<small>● op &nbsp; ■ input &nbsp; ◆ variable &nbsp; ▪ constant &nbsp; ▶ placeholder "
           "&nbsp;|&nbsp; colour: <span style='color:rgb(33,102,172)'>■ positive</span> "
           "<span style='color:rgb(178,24,43)'>■ negative</span>, stronger = larger "
           "&nbsp;|&nbsp; border: device (grey CPU, green GPU, purple sim), "
-          "<span style='color:#D7191C'>red = warning</span></small>")
+          "<span style='color:#D7191C'>red = warning</span> &nbsp;|&nbsp; ⋯ runs after "
+          "(control dependency) &nbsp;|&nbsp; ■ large: a collapsed name scope</small>")
 
 
 class GraphInspector(w.VBox):
     """The graph of ``target`` with values, gradients, a step-by-step walk and live inputs."""
 
     def __init__(self, target, names=None, session=None, feed_dict=None, title=None,
-                 height=None, **inputs):
+                 height=None, output=None, args=None, optimized=False, collapsed=(),
+                 gradient_nodes=None, **inputs):
         super().__init__()
-        self.view = _as_view(target, names, session, feed_dict, title, inputs)
+        self.view = _as_view(target, names, session, feed_dict, title, inputs, output, args,
+                             optimized)
+        if gradient_nodes is None:
+            gradient_nodes = len(self.view.nodes) <= BIG_GRAPH
+        self.view.show_gradient_nodes(gradient_nodes).collapse(*collapsed)
         self.selected = None
         self.check = None
-        self._scene()
-        self.figure = go.FigureWidget(layout=self._layout(height))
+        self._height = height
+        self._syncing = False             # True while controls are set to match the view
+        self.scene = Scene(self.view)
+        self.figure = go.FigureWidget(layout=self._layout())
         self._add_traces()
         self._build_controls()
         self.view.listeners.append(lambda view: self._redraw())
+        self.view.display_listeners.append(lambda view: self._on_display())
         self._redraw()
 
     # ------------------------------------------------------------------ building
-    def _layout(self, height):
-        ys = [y for _, y in self.scene.position.values()] or [0]
-        rows = 1 + max(ys) - min(ys)
-        axis = dict(visible=False)
-        return dict(height=height or int(min(720, max(300, 110 * rows + 120))),
-                    width=660, margin=dict(l=10, r=10, t=10, b=10), template="plotly_white",
+    def _layout(self):
+        return dict(height=self._size()[1], width=self._size()[0],
+                    margin=dict(l=10, r=10, t=10, b=10), template="plotly_white",
                     showlegend=False, hovermode="closest", dragmode="pan",
-                    xaxis=axis, yaxis=axis, clickmode="event", font=dict(size=12))
+                    xaxis=dict(visible=False), yaxis=dict(visible=False), clickmode="event",
+                    font=dict(size=12))
+
+    def _size(self):
+        """(width, height) in pixels for the scene: about 110 px a column and a row."""
+        xs = [x for x, _ in self.scene.position.values()] or [0]
+        ys = [y for _, y in self.scene.position.values()] or [0]
+        width = int(min(1000, max(660, 115 * (1 + max(xs) - min(xs)))))
+        height = self._height or int(min(760, max(300, 110 * (1 + max(ys) - min(ys)) + 120)))
+        return width, height
 
     def _add_traces(self):
         f = self.figure
+        f.add_scatter(mode="lines", hoverinfo="skip", name="control edges",
+                      line=dict(color="#B0B0B0", width=1.2, dash="dot"))
         f.add_scatter(mode="lines", hoverinfo="skip", name="edges",
                       line=dict(color="#A0A0A0", width=1.5))
         f.add_scatter(mode="lines", hoverinfo="skip", name="active edges",
@@ -66,7 +90,7 @@ class GraphInspector(w.VBox):
                       textposition="bottom center", cliponaxis=False)
         f.add_scatter(mode="text", hoverinfo="skip", name="gates", textposition="top center",
                       textfont=dict(size=11, color="#6A3D9A"), cliponaxis=False)
-        self.nodes = f.data[5]
+        self.nodes = f.data[6]
         self.nodes.on_click(self._on_click)
 
     def _build_controls(self):
@@ -88,26 +112,32 @@ class GraphInspector(w.VBox):
                                     description="colour", layout=w.Layout(width="190px"))
         self.grad_check = w.Checkbox(value=False, description="gradient check", indent=False,
                                      layout=w.Layout(width="140px"))
-        self.show_gradients = w.Checkbox(value=True, description="gradient nodes",
-                                         indent=False, layout=w.Layout(width="140px"))
-        self.collapse = w.SelectMultiple(options=view.scopes(), description="collapse",
-                                         rows=min(4, max(1, len(view.scopes()))))
+        self.show_gradients = w.Checkbox(value=view.gradient_nodes_shown,
+                                         description="gradient nodes", indent=False,
+                                         layout=w.Layout(width="140px"))
+        scopes = view.scopes()
+        self.collapse = w.SelectMultiple(options=scopes, value=tuple(sorted(view.collapsed)),
+                                         description="collapse",
+                                         rows=min(6, max(1, len(scopes))),
+                                         layout=w.Layout(width="340px"))
+        self.expand_all = w.Button(description="expand all", layout=w.Layout(width="90px"))
+        self.expand_all.on_click(lambda _: self.view.expand())
         self.sliders = [self._slider(n) for n in view.leaves
                         if n.kind in ("input", "variable", "placeholder")
                         and n.shape == () and n.dtype.startswith("float")]
         self.detail = w.HTML(layout=w.Layout(width="380px", overflow="auto"))
         self.status = w.HTML()
-        for control in (self.step, self.colour_by, self.grad_check, self.show_gradients):
+        for control in (self.step, self.colour_by, self.grad_check):
             control.observe(self._on_control, "value")
-        self.collapse.observe(self._on_structure, "value")
-        self.show_gradients.observe(self._on_structure, "value")
+        self.collapse.observe(self._on_choice, "value")
+        self.show_gradients.observe(self._on_choice, "value")
 
         row = [self.play, self.back, self.step, self.forward, self.colour_by, self.grad_check]
         if any(n.gradient_node for n in view.nodes):
             row.append(self.show_gradients)
         top = [w.HBox(row), self.caption]
-        if view.scopes():
-            top.append(self.collapse)
+        if scopes:
+            top.append(w.HBox([self.collapse, self.expand_all]))
         if self.sliders:
             top.append(w.HBox(self.sliders, layout=w.Layout(flex_flow="row wrap")))
         title = [w.HTML(f"<b>{html.escape(view.title)}</b>")] if view.title else []
@@ -127,11 +157,25 @@ class GraphInspector(w.VBox):
         return slider
 
     # ------------------------------------------------------------------ reacting
-    def _scene(self):
-        show = getattr(self, "show_gradients", None)
-        self.scene = Scene(self.view, collapsed=getattr(self, "collapse", None) and
-                           self.collapse.value or (),
-                           show_gradient_nodes=show.value if show is not None else True)
+    def _on_choice(self, _):
+        """The collapse list or the gradient-nodes box changed: tell the view (which calls
+        ``_on_display`` back)."""
+        if not self._syncing:
+            self.view.collapsed = set(self.collapse.value)
+            self.view.show_gradient_nodes(self.show_gradients.value)
+
+    def _on_display(self):
+        """The view's display choices changed (here or in code): controls agree, new scene."""
+        view = self.view
+        self._syncing = True
+        try:
+            self.collapse.value = tuple(sorted(view.collapsed))
+            self.show_gradients.value = view.gradient_nodes_shown
+        finally:
+            self._syncing = False
+        self.scene = Scene(view)
+        self.figure.layout.width, self.figure.layout.height = self._size()
+        self._redraw()
 
     def _move(self, delta):
         self.step.value = min(self.step.max, max(0, self.step.value + delta))
@@ -139,10 +183,6 @@ class GraphInspector(w.VBox):
     def _on_control(self, change):
         if change["owner"] is self.grad_check:
             self.check = self.view.gradient_check() if change["new"] else None
-        self._redraw()
-
-    def _on_structure(self, _):
-        self._scene()
         self._redraw()
 
     def _on_slider(self, node_id, value):
@@ -159,7 +199,7 @@ class GraphInspector(w.VBox):
     def select(self, shown):
         """Show a node's detail (by id or label); a collapsed scope expands instead."""
         if shown.startswith("scope:"):
-            self.collapse.value = tuple(s for s in self.collapse.value if s != shown[6:])
+            self.view.expand(shown[6:])
             return
         self.selected = self.view.node(shown).id
         self._redraw()
@@ -173,8 +213,9 @@ class GraphInspector(w.VBox):
         frame = self.scene.frame(step=step, selected=self.selected,
                                  colour_by=self.colour_by.value, check=self.check,
                                  aspect=self._aspect(x_range, y_range))
-        edges, active, arrows, labels, rings, nodes, gates = self.figure.data
+        controls, edges, active, arrows, labels, rings, nodes, gates = self.figure.data
         with self.figure.batch_update():
+            controls.x, controls.y = frame["control_x"], frame["control_y"]
             edges.x, edges.y = frame["edge_x"], frame["edge_y"]
             active.x, active.y = frame["active_x"], frame["active_y"]
             arrows.x, arrows.y = frame["arrow_x"], frame["arrow_y"]
@@ -206,20 +247,21 @@ class GraphInspector(w.VBox):
         return [min(xs) - 0.6, max(xs) + 0.6], [min(ys) - 0.75, max(ys) + 0.5]
 
     def _aspect(self, x_range, y_range):
-        """Screen pixels per y unit over pixels per x unit (the plot is 640 px wide inside its margins)."""
+        """Screen pixels per y unit over pixels per x unit (20 px of margins)."""
         return (self.figure.layout.height - 20) / (y_range[1] - y_range[0]) / \
-            (640 / (x_range[1] - x_range[0]))
+            ((self.figure.layout.width - 20) / (x_range[1] - x_range[0]))
 
     def __repr__(self):
         """The table of nodes and gradients: what a notebook shows where widgets do not run."""
         return self.view.to_text()
 
 
-def _as_view(target, names, session, feed_dict, title, inputs):
+def _as_view(target, names, session, feed_dict, title, inputs, output, args, optimized):
     """A GraphView from whatever the student has: a view, a tensor, a graph, a function."""
     if isinstance(target, GraphView):
         return target
-    if callable(target) and not isinstance(target, eg.Tensor) and \
+    traced = hasattr(target, "get_concrete_function") or hasattr(target, "pass_stages")
+    if callable(target) and not traced and not isinstance(target, eg.Tensor) and \
             not hasattr(target, "get_operations"):
         if not inputs:
             raise TypeError(f"GraphInspector({target.__name__}, ...) needs the inputs' starting "
@@ -228,10 +270,11 @@ def _as_view(target, names, session, feed_dict, title, inputs):
         result = target(**tensors)
         return graph_view(result, names=tensors, title=title or _signature(target, inputs))
     if inputs:
-        raise TypeError(f"Keyword inputs {sorted(inputs)} only apply to a function; for a "
-                        "tensor, name leaves with names={'w': w, ...}.")
+        raise TypeError(f"Keyword inputs {sorted(inputs)} only apply to a Python function; "
+                        "for a tensor, name leaves with names={'w': w, ...}; for a traced "
+                        "function, pass args=(...).")
     return graph_view(target, names=names, session=session, feed_dict=feed_dict,
-                      title=title or "")
+                      title=title or "", output=output, args=args, optimized=optimized)
 
 
 def _signature(fn, inputs):
