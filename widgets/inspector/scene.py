@@ -7,7 +7,9 @@ into the arrays plotly draws. Nothing here touches a widget, so all of it is uni
 import heapq
 import math
 
-from edugraph.view import shape_text, short
+import numpy as np
+
+from edugraph.view import number, shape_text, short
 
 from . import colours
 from .layout import layered_layout
@@ -34,9 +36,30 @@ class Scene:
         self.control_links = [(s, t) for s, t, _ in self._linked(view.control_edges)
                               if (s, t) not in {(a, b) for a, b, _ in self.links}]
         pairs = [(s, t) for s, t, _ in self.links] + self.control_links
+        pairs += [p for p in self._through_hidden() if p not in set(pairs)]
         self.shown = _topological(list(self.members), pairs)
         grid = layered_layout(self.shown, pairs)
         self.position = {k: (c * X_SPACING, -r * Y_SPACING) for k, (c, r) in grid.items()}
+
+    def _through_hidden(self):
+        """Pairs of shown nodes joined only through hidden (gradient) nodes. They are not
+        drawn, but the layout keeps their order: an optimizer's update stays right of the
+        loss whose gradients it applies."""
+        reach, pairs = {}, {}           # hidden node → shown nodes it is computed from
+        for n in self.view.nodes:
+            target = self.owner.get(n.id)
+            sources = {}
+            for i in n.inputs:
+                if i in self.owner:
+                    sources[self.owner[i]] = None
+                else:
+                    sources.update(reach.get(i, {}))
+                    if target is not None:
+                        pairs.update(((s, target), None) for s in reach.get(i, {})
+                                     if s != target)
+            if target is None:
+                reach[n.id] = sources
+        return list(pairs)
 
     def _linked(self, edges):
         """Edges between what is shown: [(source, target, edges)], one link per pair."""
@@ -98,9 +121,10 @@ class Scene:
             if n.op == "fused":
                 lines.append("fused " + "·".join(n.attrs.get("ops", ())))
             if value is not None and n.kind != "constant":
-                lines.append(f"= {short(value)}")
+                text = brief(value)
+                lines.append(text if text.startswith("μ") else f"= {text}")
             if grad is not None:
-                lines.append(f"∇ {short(grad)}")
+                lines.append(f"∇ {brief(grad)}")
             warnings = list(n.flags) if n.id in values else []
             verdict = check.get(n.id)
             if verdict is not None:
@@ -157,7 +181,9 @@ class Scene:
             lines["arrow_angle"].append(math.degrees(math.atan2(-(y1 - y0) * aspect, x1 - x0)))
             lines["label_x"].append((x0 + x1) / 2)
             lines["label_y"].append((y0 + y1) / 2)
-            lines["label_text"].append(_edge_label(edges, carrying))
+            # (none on links of a collapsed scope: they bundle edges of many shapes)
+            lines["label_text"].append("" if self.is_group(source) or self.is_group(target)
+                                       else _edge_label(edges, carrying))
         return lines
 
     def _caption(self, walk, step):
@@ -209,11 +235,21 @@ def _edge_label(edges, carrying):
     text = shape_text(e.shape)
     if len(edges) > 1:
         text = f"{len(edges)}× {text}"
-    if e.id in carrying and len(edges) == 1:
+    if e.id in carrying and len(edges) == 1 and e.grad.size <= 3:   # (bigger: in the detail)
         text += f"<br>∇ {short(e.grad)}"
         if e.summed_axes:
             text += f" (Σ axes {','.join(map(str, e.summed_axes))})"
     return text
+
+
+def brief(array):
+    """A value on the picture: a number or a short vector; a bigger tensor by its mean alone
+    (its shape is written on its edges)."""
+    array = np.asarray(array)
+    if array.size > 1 and not (array.ndim == 1 and array.size <= 3) and \
+            array.dtype.kind in "fiub":
+        return f"μ={number(array.astype(np.float64).mean())}"
+    return short(array)
 
 
 def _hover(n, value, grad, warnings):

@@ -26,6 +26,7 @@ from .detail import node_detail
 from .scene import Scene
 
 BIG_GRAPH = 40                  # more nodes than this: gradient nodes start hidden
+WIDEST = 900                    # px: a notebook's output area is about 950 px wide
 LEGEND = ("<small>● op &nbsp; ■ input &nbsp; ◆ variable &nbsp; ▪ constant &nbsp; ▶ placeholder "
           "&nbsp;|&nbsp; colour: <span style='color:rgb(33,102,172)'>■ positive</span> "
           "<span style='color:rgb(178,24,43)'>■ negative</span>, stronger = larger "
@@ -70,7 +71,7 @@ class GraphInspector(w.VBox):
         """(width, height) in pixels for the scene: about 110 px a column and a row."""
         xs = [x for x, _ in self.scene.position.values()] or [0]
         ys = [y for _, y in self.scene.position.values()] or [0]
-        width = int(min(1000, max(660, 115 * (1 + max(xs) - min(xs)))))
+        width = int(min(WIDEST, max(660, 115 * (1 + max(xs) - min(xs)))))
         height = self._height or int(min(760, max(300, 110 * (1 + max(ys) - min(ys)) + 120)))
         return width, height
 
@@ -115,7 +116,7 @@ class GraphInspector(w.VBox):
         self.show_gradients = w.Checkbox(value=view.gradient_nodes_shown,
                                          description="gradient nodes", indent=False,
                                          layout=w.Layout(width="140px"))
-        scopes = view.scopes()
+        scopes = self._scope_options()
         self.collapse = w.SelectMultiple(options=scopes, value=tuple(sorted(view.collapsed)),
                                          description="collapse",
                                          rows=min(6, max(1, len(scopes))),
@@ -136,14 +137,15 @@ class GraphInspector(w.VBox):
         if any(n.gradient_node for n in view.nodes):
             row.append(self.show_gradients)
         top = [w.HBox(row), self.caption]
-        if scopes:
+        if view.scopes():
             top.append(w.HBox([self.collapse, self.expand_all]))
         if self.sliders:
             top.append(w.HBox(self.sliders, layout=w.Layout(flex_flow="row wrap")))
         title = [w.HTML(f"<b>{html.escape(view.title)}</b>")] if view.title else []
+        self.body = w.HBox([self.figure, self.detail],
+                           layout=w.Layout(align_items="flex-start", flex_flow=self._flow()))
         self.children = title + top + [
-            w.HBox([self.figure, self.detail],
-                   layout=w.Layout(align_items="flex-start")),
+            self.body,
             w.HTML(LEGEND), self.status]
 
     def _slider(self, node):
@@ -164,18 +166,27 @@ class GraphInspector(w.VBox):
             self.view.collapsed = set(self.collapse.value)
             self.view.show_gradient_nodes(self.show_gradients.value)
 
+    def _scope_options(self):
+        """The scopes listed: those with a node on screen (and the collapsed ones)."""
+        return sorted(set(self.view.scopes(shown_only=True)) | self.view.collapsed)
+
     def _on_display(self):
         """The view's display choices changed (here or in code): controls agree, new scene."""
         view = self.view
         self._syncing = True
         try:
+            self.collapse.options = self._scope_options()
             self.collapse.value = tuple(sorted(view.collapsed))
             self.show_gradients.value = view.gradient_nodes_shown
         finally:
             self._syncing = False
         self.scene = Scene(view)
-        self.figure.layout.width, self.figure.layout.height = self._size()
         self._redraw()
+        self.body.layout.flex_flow = self._flow()
+
+    def _flow(self):
+        """The detail beside a small picture, below a wide one."""
+        return "row" if self._size()[0] <= 660 else "row wrap"
 
     def _move(self, delta):
         self.step.value = min(self.step.max, max(0, self.step.value + delta))
@@ -219,23 +230,25 @@ class GraphInspector(w.VBox):
             edges.x, edges.y = frame["edge_x"], frame["edge_y"]
             active.x, active.y = frame["active_x"], frame["active_y"]
             arrows.x, arrows.y = frame["arrow_x"], frame["arrow_y"]
-            # every marker property at once: the browser replaces the whole marker object
-            arrows.marker = dict(symbol="triangle-right", size=11, angle=frame["arrow_angle"],
+            # marker properties one by one (plotly.js refuses an update that sets the whole
+            # "marker" of one trace and "marker.color" of another)
+            arrows.marker.update(symbol="triangle-right", size=11, angle=frame["arrow_angle"],
                                  color=["#606060"] * len(frame["arrow_angle"]))
             labels.x, labels.y, labels.text = frame["label_x"], frame["label_y"], \
                 frame["label_text"]
             rings.x, rings.y = frame["ring_x"], frame["ring_y"]
-            rings.marker = dict(symbol="circle-open", size=46, line=dict(width=4),
+            rings.marker.update(symbol="circle-open", size=46, line=dict(width=4),
                                 color=frame["ring_colour"])   # open markers draw in .color
             nodes.x, nodes.y, nodes.text = frame["node_x"], frame["node_y"], frame["node_text"]
             nodes.hovertext = frame["hover"]
+            gates.x, gates.y, gates.text = frame["node_x"], [y + 0.18 for y in
+                                                             frame["node_y"]], frame["gate_text"]
+            self.figure.layout.xaxis.range, self.figure.layout.yaxis.range = x_range, y_range
+            self.figure.layout.width, self.figure.layout.height = self._size()
             nodes.marker.update(symbol=frame["symbol"], size=frame["size"],
                                 color=frame["colour"],
                                 line=dict(color=frame["line_colour"],
                                           width=frame["line_width"]))
-            gates.x, gates.y, gates.text = frame["node_x"], [y + 0.18 for y in
-                                                             frame["node_y"]], frame["gate_text"]
-            self.figure.layout.xaxis.range, self.figure.layout.yaxis.range = x_range, y_range
         self.caption.value = f"<b>{html.escape(frame['caption'])}</b>"
         shown = self.selected or frame["active"] or self.view.output
         if shown is not None and not shown.startswith("scope:"):
