@@ -155,10 +155,13 @@ class GraphView:
     def leaves(self):
         return [n for n in self.nodes if n.is_leaf]
 
-    def scopes(self):
-        """Every name scope used, outermost first ("layer1", "layer1/dense", ...)."""
+    def scopes(self, shown_only=False):
+        """Every name scope used, outermost first ("layer1", "layer1/dense", ...); with
+        ``shown_only``, those with a node not hidden by ``show_gradient_nodes(False)``."""
         found = set()
         for n in self.nodes:
+            if shown_only and n.gradient_node and not self.gradient_nodes_shown:
+                continue
             parts = n.scope.split("/") if n.scope else []
             found.update("/".join(parts[:i + 1]) for i in range(len(parts)))
         return sorted(found)
@@ -511,8 +514,9 @@ def graph_view(target, names=None, session=None, feed_dict=None, title="", outpu
       ops (``[loss, train_op]``), with ``output=loss`` for the gradients. Values come from one
       ``session.run`` (a node that writes a variable is not run, so viewing never trains);
     * traced function: ``graph_view(concrete_fn, args=(x, w, b), optimized=False)`` — its
-      graph as traced (or after the optimisation passes), run with ``args`` fed to its inputs
-      (an ``eg.function`` is traced for ``args`` first).
+      graph as traced (``optimized=True``: after the optimisation passes; a pass's name, e.g.
+      ``"fold_constants"``: just after that pass), run with ``args`` fed to its inputs (an
+      ``eg.function`` is traced for ``args`` first).
     """
     if hasattr(target, "get_concrete_function") or hasattr(target, "pass_stages"):
         return _from_function(target, args, optimized, title, output)
@@ -575,6 +579,13 @@ def _from_function(fn, args, optimized, title, output):
     concrete = fn.get_concrete_function(*args) if hasattr(fn, "get_concrete_function") else fn
     graph = concrete.optimized_graph if optimized else concrete.graph
     outputs = concrete.optimized_outputs if optimized else concrete.outputs
+    stage = "optimised: " + ", ".join(concrete.passes) if optimized else "as traced"
+    if isinstance(optimized, str):          # the graph just after that pass
+        stages = {name: (g, outs) for name, g, outs in concrete.pass_stages}
+        if optimized not in stages:
+            raise ValueError(f"'{concrete.name}' has no stage {optimized!r}; its stages are "
+                             f"{list(stages)} (optimized=True: after all of them).")
+        (graph, outputs), stage = stages[optimized], f"after {optimized}"
     values = _argument_values(concrete, args)
     feeds = {}
     for placeholder, value in zip(concrete.inputs, values):
@@ -587,7 +598,6 @@ def _from_function(fn, args, optimized, title, output):
         feeds[placeholder] = value
     if output is None:
         output = next((t for t in outputs if t.dtype.kind == "f"), None)
-    stage = "optimised: " + ", ".join(concrete.passes) if optimized else "as traced"
     title = title or f"{concrete.name} ({stage})"
     return _from_graph(graph, Session(graph=graph), feeds, title, output)
 

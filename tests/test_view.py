@@ -404,6 +404,14 @@ def test_traced_function_gradients_equal_eg_gradients_in_its_graph():
         np.testing.assert_allclose(n.grad, sess.run(wanted, feed), err_msg=n.name)
 
 
+def test_traced_function_after_one_pass():
+    view = graph_view(traced_f, args=ARGS, optimized="eliminate_common_subexpressions")
+    assert view.title == "traced_f (after eliminate_common_subexpressions)"
+    assert [n.op for n in view.nodes if n.kind == "op"] == ["mul", "add", "square"]
+    with pytest.raises(ValueError, match=r"no stage 'fuse'.*'fuse_elementwise'"):
+        graph_view(traced_f, args=ARGS, optimized="fuse")
+
+
 def test_traced_function_needs_its_arguments():
     concrete = traced_f.get_concrete_function(*ARGS)
     with pytest.raises(TypeError, match=r"needs the values of its arguments.*args="):
