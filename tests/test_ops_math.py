@@ -225,7 +225,7 @@ def test_pytorch_method_names(device):
 @given(data=st.data(), pair=broadcastable_shapes())
 def test_floormod_and_floordiv(device, data, pair):
     # x % y jumps where x / y is an integer: keep x / y away from integers for the gradient check
-    y = data.draw(positive_arrays(pair[1])) * data.draw(st.sampled_from([-1.0, 1.0])) + 0.5
+    y = data.draw(st.sampled_from([-1.0, 1.0])) * (data.draw(positive_arrays(pair[1])) + 0.5)
     x = data.draw(arrays(pair[0]))
     x = np.broadcast_to(x, np.broadcast_shapes(x.shape, y.shape)).copy()
     x += np.where(np.abs(x / y - np.round(x / y)) < 0.05, 0.2 * np.abs(y), 0.0)
