@@ -410,3 +410,19 @@ def test_runs_where_its_arguments_live(device):
     assert float(loss.numpy()) == 18.0
     np.testing.assert_allclose(g.numpy(), [30, 30, 30])     # 2 sum(w^4) + 4 y w^3
     np.testing.assert_allclose(w.numpy(), [-2, -2, -2])
+
+
+def test_fold_constants_leaves_no_dead_constants_behind():
+    def body(x):
+        c = eg.constant(np.full((3, 4), 3.0, np.float32)) - 1.0     # folded to one constant
+        return eg.reduce_sum(x * c * 1.0)                             # * 1.0 dropped
+
+    x = arr(3, 4)
+    cf = eg.function(body, passes=["fold_constants"]).get_concrete_function(x)
+    graph, outputs = cf.optimized_graph, cf.optimized_outputs
+    used = {t.op for op in graph.get_operations() for t in op.inputs} | {t.op for t in outputs}
+    unused = [op.name for op in graph.get_operations()
+              if op not in used and op.type != "Placeholder"]
+    assert unused == []
+    assert [op.type for op in graph.get_operations()].count("Const") == 1
+    np.testing.assert_allclose(cf(x).numpy(), np.sum(x * 2.0), rtol=1e-6)

@@ -130,7 +130,8 @@ def fold_constants(graph, outputs):
                 return _copy(op, scalars, new, mapping)
         return identity
 
-    return rewrite(graph, outputs, visit)
+    # what a folded op read (and the 1 of ``x * 1``) is left without consumers: drop it
+    return prune(*rewrite(graph, outputs, visit))
 
 
 def _uniform_as_scalars(inputs, values, out, graph, op):
