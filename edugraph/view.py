@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import nest
-from .context import enable_grad, no_grad
+from .context import building, enable_grad, no_grad
 from .errors import GradientError
 from .ops.base import sum_to_shape
 from .tensor import Tensor
@@ -258,7 +258,8 @@ class GraphView:
             return
         out = tensors[self.output]
         grads = {self.output: Tensor(out.device.xp.ones(out.shape, out.dtype), out.device)}
-        with no_grad():
+        # eager arithmetic on the values, even when viewed inside ``with graph.as_default():``
+        with no_grad(), building(None):
             for n in reversed(self.nodes):
                 grad = grads.pop(n.id, None)
                 if grad is None:

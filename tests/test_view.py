@@ -418,3 +418,22 @@ def test_traced_function_needs_its_arguments():
         graph_view(concrete)
     with pytest.raises(ValueError, match=r"3 tensor argument\(s\) \(x, w, b\)"):
         graph_view(concrete, args=(np.float32(1.0),))
+
+
+def test_static_view_built_inside_the_graph_block():
+    """Students call graph_view inside ``with graph.as_default():``; the gradient walk on the
+    session's values must stay eager there (not add symbolic nodes to the graph)."""
+    with eg.Graph().as_default() as g:
+        x = eg.placeholder(eg.float32, shape=(None, 3), name="x")
+        w = eg.Variable(np.array([[1.0], [-2.0], [0.5]], np.float32), name="w")
+        loss = eg.reduce_mean(eg.square(eg.matmul(x, w)))
+        with eg.Session() as sess:
+            sess.run(eg.global_variables_initializer())
+            xs = np.array([[1.0, 2.0, 3.0], [0.0, 1.0, -1.0]], np.float32)
+            count = len(g.get_operations())
+            view = graph_view(loss, session=sess, feed_dict={x: xs})
+            assert len(g.get_operations()) == count          # viewing adds nothing
+            (grad_w,) = sess.run(eg.gradients(loss, [w]), feed_dict={x: xs})
+    node_w = next(n for n in view.nodes if n.label == "w")
+    np.testing.assert_allclose(node_w.grad, grad_w, rtol=1e-6)
+    assert "Traceback" not in str(view)
