@@ -253,3 +253,13 @@ def test_functional_dense_from_the_slides():
     loss = eg.losses.mean_squared_error(y, eg.zeros((5, 3)))
     loss.backward()
     assert loss.item() >= 0
+
+
+def test_layer_ops_are_named_under_the_layer_in_a_graph():
+    with eg.Graph().as_default() as g:
+        x = eg.placeholder(eg.float32, shape=(None, 4), name="x")
+        h = layers.dense(x, 3, activation=eg.nn.relu, name="hidden")
+        layers.dense(h, 2, name="out")
+    names = [op.name for op in g.get_operations()]
+    assert {"hidden/MatMul", "hidden/Relu", "out/MatMul"} <= set(names), names
+    assert "hidden/kernel" in names and "out/bias" in names

@@ -125,3 +125,20 @@ def test_regularisers_are_graph_nodes_with_the_right_gradient(device):
     (term,) = layer.losses
     np.testing.assert_allclose(term.item(), 0.5 * (layer.kernel.numpy() ** 2).sum())
     gradcheck(losses.l2_loss, rng.normal(size=(2, 2)), device=device)
+
+
+def test_tf1_losses_scope_their_ops_and_accept_an_unknown_batch():
+    with eg.Graph().as_default() as g:
+        logits = eg.placeholder(eg.float32, shape=(None, 3), name="logits")
+        loss = losses.softmax_cross_entropy(np.eye(3, dtype=np.float32), logits, name="xent")
+        mse = losses.mean_squared_error(np.zeros((3, 3), np.float32), logits)
+        with pytest.raises(eg.errors.ShapeError, match=r"\(2, 4\).*\(\?, 3\)"):
+            losses.mean_squared_error(np.zeros((2, 4), np.float32), logits)
+        with eg.Session() as sess:
+            z = np.array([[2.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, -1.0]], np.float32)
+            values = sess.run([loss, mse], feed_dict={logits: z})
+    names = [op.name for op in g.get_operations()]
+    assert all(n.startswith(("logits", "xent/", "mean_squared_error")) for n in names), names
+    log_p = z - np.log(np.exp(z).sum(1, keepdims=True))
+    np.testing.assert_allclose(values[0], -np.mean(np.diag(log_p)), rtol=1e-6)
+    np.testing.assert_allclose(values[1], np.mean(z ** 2), rtol=1e-6)

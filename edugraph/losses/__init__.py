@@ -15,9 +15,12 @@ $-\sum_k y_k (z_k - \log\sum_j e^{z_j})$, never as ``log(softmax(z))``, which gi
 ``log(0) = -inf`` once a probability underflows. Regularisation terms (``l2_loss``, ``l2(0.01)``)
 are ordinary ops, so they appear as nodes in the graph.
 """
+import functools
+
 import numpy as np
 
 from ..errors import ShapeError
+from ..graph.core import name_scope
 from ..ops.activation import log_softmax, relu
 from ..ops.math import abs, cast, clip, exp, log, square
 from ..ops.reduce import reduce_mean, reduce_sum
@@ -34,6 +37,16 @@ __all__ = ["mean_squared_error", "absolute_difference", "softmax_cross_entropy",
            "l1_l2", "get"]
 
 EPSILON = 1e-7      # Keras clips probabilities to [ε, 1 − ε] before taking logs
+
+
+def _scoped(loss):
+    """``loss(..., name=None)``: in a graph its ops go under one name scope (TF1's
+    ``mean_squared_error/Square``), so the inspector can collapse the loss into one box."""
+    @functools.wraps(loss)
+    def named(*args, name=None, **kwargs):
+        with name_scope(name, loss.__name__):
+            return loss(*args, **kwargs)
+    return named
 
 
 def _as_labels(labels, like, integer=False):
@@ -58,13 +71,17 @@ def _check_class_ids(labels, num_classes, where):
 
 
 def _check_same_shape(labels, predictions, where):
-    if tuple(labels.shape) != tuple(predictions.shape):
+    a, b = tuple(labels.shape), tuple(predictions.shape)
+    compatible = len(a) == len(b) and all(m is None or n is None or m == n for m, n in zip(a, b))
+    if not compatible:     # (an unknown dimension, None, of a placeholder matches any size)
         raise ShapeError(f"{where}: labels have shape {labels.shape} but predictions have "
-                         f"shape {predictions.shape}; they must match (for class ids use the "
-                         "sparse_ version).")
+                         f"shape {predictions.shape}; they must match" +
+                         (" (for class ids use the sparse_ version)." if "entropy" in where
+                          else "."))
 
 
 # ----------------------------------------------------------------------------- per example (tf.nn)
+@_scoped
 def softmax_cross_entropy_with_logits(labels, logits, axis=-1):
     r"""Per example: $-\sum_k y_k \log\mathrm{softmax}(z)_k$; gradient softmax(z) − y."""
     labels = _as_labels(labels, logits)
@@ -72,6 +89,7 @@ def softmax_cross_entropy_with_logits(labels, logits, axis=-1):
     return -reduce_sum(labels * log_softmax(logits, axis), axis)
 
 
+@_scoped
 def sparse_softmax_cross_entropy_with_logits(labels, logits):
     """Per example, with integer class ids as labels: $-\\log\\mathrm{softmax}(z)_{y}$."""
     labels = _as_labels(labels, logits, integer=True)
@@ -84,6 +102,7 @@ def sparse_softmax_cross_entropy_with_logits(labels, logits):
     return -reduce_sum(one_hot(labels, num_classes, logits.dtype) * log_softmax(logits), -1)
 
 
+@_scoped
 def sigmoid_cross_entropy_with_logits(labels, logits):
     r"""Elementwise binary cross-entropy of $\sigma(z)$, in TF's overflow-free form
     $\max(z, 0) - z y + \log(1 + e^{-|z|})$."""
@@ -93,6 +112,7 @@ def sigmoid_cross_entropy_with_logits(labels, logits):
 
 
 # ----------------------------------------------------------------------------- TF1: the mean
+@_scoped
 def mean_squared_error(labels, predictions):
     r"""$\frac1n\sum_i (y_i - \hat y_i)^2$ (``tf.losses.mean_squared_error``)."""
     labels = _as_labels(labels, predictions)
@@ -100,6 +120,7 @@ def mean_squared_error(labels, predictions):
     return reduce_mean(square(labels - predictions))
 
 
+@_scoped
 def absolute_difference(labels, predictions):
     r"""$\frac1n\sum_i |y_i - \hat y_i|$ (mean absolute error)."""
     labels = _as_labels(labels, predictions)
@@ -107,14 +128,17 @@ def absolute_difference(labels, predictions):
     return reduce_mean(abs(labels - predictions))
 
 
+@_scoped
 def softmax_cross_entropy(onehot_labels, logits):
     return reduce_mean(softmax_cross_entropy_with_logits(onehot_labels, logits))
 
 
+@_scoped
 def sparse_softmax_cross_entropy(labels, logits):
     return reduce_mean(sparse_softmax_cross_entropy_with_logits(labels, logits))
 
 
+@_scoped
 def sigmoid_cross_entropy(multi_class_labels, logits):
     return reduce_mean(sigmoid_cross_entropy_with_logits(multi_class_labels, logits))
 
@@ -199,11 +223,13 @@ class BinaryCrossentropy(_CrossEntropy):
 
 
 # ----------------------------------------------------------------------------- regularisation
+@_scoped
 def l2_loss(t):
     r"""$\frac12 \sum t^2$ (``tf.nn.l2_loss``): a weight-decay term to add to the loss."""
     return reduce_sum(square(t)) / 2
 
 
+@_scoped
 def l1_loss(t):
     r"""$\sum |t|$: pushes weights to exactly zero (sparse models)."""
     return reduce_sum(abs(t))
