@@ -263,3 +263,13 @@ def test_layer_ops_are_named_under_the_layer_in_a_graph():
     names = [op.name for op in g.get_operations()]
     assert {"hidden/MatMul", "hidden/Relu", "out/MatMul"} <= set(names), names
     assert "hidden/kernel" in names and "out/bias" in names
+
+
+def test_each_graph_numbers_its_layers_from_the_start():
+    names = []
+    for _ in range(2):
+        with eg.Graph().as_default() as g:
+            x = eg.placeholder(eg.float32, shape=(None, 4), name="x")
+            layers.dense(layers.dense(x, 3), 2)
+        names.append([op.name for op in g.get_operations() if op.type == "MatMul"])
+    assert names == [["dense/MatMul", "dense_1/MatMul"]] * 2

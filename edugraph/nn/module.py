@@ -21,6 +21,7 @@ import contextlib
 import inspect
 import itertools
 import re
+import weakref
 from collections import defaultdict
 
 import numpy as np
@@ -31,12 +32,18 @@ from ..variable import Variable
 
 __all__ = ["Module", "KerasTensor"]
 
-_name_counters = defaultdict(itertools.count)
+_eager_counters = defaultdict(itertools.count)
+_graph_counters = weakref.WeakKeyDictionary()      # graph -> its own counters
 
 
 def unique_name(base):
-    """dense, dense_1, dense_2... (Keras numbers layers of each kind in creation order)."""
-    n = next(_name_counters[base])
+    """dense, dense_1, dense_2... (Keras numbers layers of each kind in creation order; as
+    Keras's ``get_uid`` does, each graph counts from the start, so that ``tf.layers.dense`` in a
+    new graph is ``dense`` again)."""
+    graph = context.state.graph
+    counters = _eager_counters if graph is None else \
+        _graph_counters.setdefault(graph, defaultdict(itertools.count))
+    n = next(counters[base])
     return base if n == 0 else f"{base}_{n}"
 
 
