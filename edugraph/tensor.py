@@ -333,11 +333,7 @@ def constant_like(value, ref):
         return tensor(value)
     kind = _PYTHON_SCALARS.get(type(value))
     if kind is not None:                        # a number (x * 2): the common case, cached
-        dtype = ref.dtype
-        if kind not in _WIDENS[dtype.kind]:
-            dtype = _DEFAULT_DTYPE[kind]
-        device = ref.device
-        return Tensor(_number_value(value, dtype, device), device)
+        return _number_tensor(value, kind, ref)
     if isinstance(value, (list, tuple)):
         kind = _infer_dtype(value).kind
     if kind not in _DEFAULT_DTYPE:
@@ -346,25 +342,29 @@ def constant_like(value, ref):
     return Tensor(ref.device.put(np.array(value, dtype)), ref.device)
 
 
-def _number_value(value, dtype, device):
-    """Number ``value`` as a constant of ``dtype`` on ``device``, made once per (value, dtype,
-    device): ``y + 1.0`` in a loop then costs a dictionary look-up, not a new array (or a copy
-    to the GPU) per call. On the host it is a numpy scalar, which numpy combines with other
-    scalars ~10x faster than with 0-d arrays (and which nobody can change in place). Zeros are
-    not kept: 0.0 == -0.0 as keys, yet 1 / -0.0 = -inf."""
-    key = (value, dtype, device)
-    constant = _NUMBER_VALUES.get(key)
+def _number_tensor(value, kind, ref):
+    """Number ``value`` (of Python kind ``kind``) as a constant tensor next to ``ref``, made
+    once per (value, kind, dtype, device): ``y + 1.0`` in a loop then costs a dictionary
+    look-up, not a new array (or a copy to the GPU) and a new Tensor per call. On the host
+    the value is a numpy scalar, which numpy combines with other scalars ~10x faster than
+    with 0-d arrays (and which nobody can change in place); the tensor never requires a
+    gradient, so sharing it is safe. Zeros are not kept: 0.0 == -0.0 as keys, yet
+    1 / -0.0 = -inf."""
+    value_dtype, device = ref._value.dtype, ref.device
+    key = (value, kind, value_dtype, device)
+    constant = _NUMBER_TENSORS.get(key)
     if constant is None:
-        constant = device.put(dtype.type(value))
+        dtype = value_dtype if kind in _WIDENS[value_dtype.kind] else _DEFAULT_DTYPE[kind]
+        constant = Tensor(device.put(dtype.type(value)), device)
         if value == 0:
             return constant
-        if len(_NUMBER_VALUES) >= 1024:
-            _NUMBER_VALUES.clear()
-        _NUMBER_VALUES[key] = constant
+        if len(_NUMBER_TENSORS) >= 1024:
+            _NUMBER_TENSORS.clear()
+        _NUMBER_TENSORS[key] = constant
     return constant
 
 
-_NUMBER_VALUES = {}
+_NUMBER_TENSORS = {}
 
 
 _PYTHON_SCALARS = {bool: "b", int: "i", float: "f"}
