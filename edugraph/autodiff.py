@@ -188,7 +188,7 @@ class GradientTape:
             # inside an @eg.function: gradient nodes in the traced graph (eg.gradients)
             from .graph.function import tape_gradient
             return tape_gradient(target, sources, output_gradients, unconnected_gradients)
-        flat, rebuild = _flatten(sources)
+        flat, rebuild = flatten_sources(sources)
         recording = self in state.tapes
         self._set_watched(True)     # the walk follows watched tensors, also after the tape closed
         try:
@@ -218,7 +218,9 @@ class GradientTape:
                               wanted=set(sources), accumulate=False)
 
 
-def _flatten(sources):
+def flatten_sources(sources):
+    """``tape.gradient``'s sources (one, a list/tuple or a dict) → (a list, a function giving
+    the results in the same form)."""
     if isinstance(sources, dict):
         keys = list(sources)
         return [sources[k] for k in keys], lambda r: dict(zip(keys, r))

@@ -39,7 +39,8 @@ import weakref
 
 import numpy as np
 
-from .. import context, devices
+from .. import context, devices, nest
+from ..autodiff import flatten_sources
 from ..tensor import Tensor, as_dtype
 from ..variable import Variable
 from . import passes as graph_passes
@@ -455,6 +456,12 @@ class TensorSpec:
 _PYTHON_VALUES = (int, float, str, bool, bytes, type(None), complex)
 
 
+def _signature_key(args, kwargs, leaves, keep):
+    """The key a call's arguments select a trace by (see ``_signature``)."""
+    key = _signature(args, leaves, keep)
+    return (key, _signature(kwargs, leaves, keep)) if kwargs else key
+
+
 def _signature(value, leaves, keep):
     """The part of the signature ``value`` gives; its tensor values are appended to
     ``leaves`` (the arrays to feed), objects known by identity to ``keep``."""
@@ -555,9 +562,7 @@ class Function:
             return self.python_function(*args, **kwargs)    # inline it, as TF2 does
         leaves, keep = [], []
         if self.input_signature is None:
-            key = _signature(args, leaves, keep)
-            if kwargs:
-                key = key, _signature(kwargs, leaves, keep)
+            key = _signature_key(args, kwargs, leaves, keep)
         else:
             key = self._check_signature(args, kwargs, leaves)
         concrete = self._concrete.get(key)
@@ -606,9 +611,7 @@ class Function:
                                "building a graph.")
         leaves, keep = [], []
         if self.input_signature is None:
-            key = _signature(args, leaves, keep)
-            if kwargs:
-                key = key, _signature(kwargs, leaves, keep)
+            key = _signature_key(args, kwargs, leaves, keep)
         else:
             key = "input_signature"
             if key not in self._concrete:
@@ -649,7 +652,7 @@ def _zeros_for(spec):
 
 def _device_of(args, kwargs):
     """Ops of a function called on tensors of an accelerator are placed there."""
-    for leaf in _leaves([args, kwargs]):
+    for leaf in nest.flatten([args, kwargs]):
         if isinstance(leaf, Tensor) and leaf.device.kind != "cpu":
             return devices.device(leaf.device)
     return contextlib.nullcontext()
@@ -700,7 +703,7 @@ class ConcreteFunction:
         self.inputs = list(inputs)
         self._keep = list(keep)                  # objects the signature knows by identity
         self.structured_outputs = _outputs_in(graph, structured_outputs)
-        self.outputs = [t for t in _leaves(self.structured_outputs)
+        self.outputs = [t for t in nest.flatten(self.structured_outputs)
                         if isinstance(t, SymbolicTensor)]
         self.side_effects = list(graph.side_effects)
         self.passes = [n for n, _ in passes]
@@ -759,27 +762,15 @@ class ConcreteFunction:
 def _outputs_in(graph, value):
     """The return value with every tensor made a tensor of ``graph`` (an eager one returned
     from the function — a Variable — is read when the function runs)."""
-    if isinstance(value, Tensor):
-        return graph.as_tensor(value)
-    if isinstance(value, Operation):
-        if value.graph is graph and value not in graph.side_effects:
-            graph.side_effects.append(value)        # a returned op runs (and gives None)
-        return None
-    if isinstance(value, dict):
-        return {k: _outputs_in(graph, v) for k, v in value.items()}
-    if isinstance(value, tuple) and hasattr(value, "_fields"):
-        return type(value)(*[_outputs_in(graph, v) for v in value])
-    if isinstance(value, (list, tuple)):
-        return type(value)(_outputs_in(graph, v) for v in value)
-    return value
-
-
-def _leaves(value):
-    if isinstance(value, dict):
-        return [leaf for v in value.values() for leaf in _leaves(v)]
-    if isinstance(value, (list, tuple)):
-        return [leaf for v in value for leaf in _leaves(v)]
-    return [value]
+    def inside(leaf):
+        if isinstance(leaf, Tensor):
+            return graph.as_tensor(leaf)
+        if isinstance(leaf, Operation):
+            if leaf.graph is graph and leaf not in graph.side_effects:
+                graph.side_effects.append(leaf)     # a returned op runs (and gives None)
+            return None
+        return leaf
+    return nest.map_structure(inside, value)
 
 
 def _rebuilder(structure, outputs):
@@ -788,17 +779,11 @@ def _rebuilder(structure, outputs):
         return lambda values: values[0]
     position = {id(t): i for i, t in enumerate(outputs)}
 
-    def build(value, values):
-        if isinstance(value, SymbolicTensor):
-            return values[position[id(value)]]
-        if isinstance(value, dict):
-            return {k: build(v, values) for k, v in value.items()}
-        if isinstance(value, tuple) and hasattr(value, "_fields"):
-            return type(value)(*[build(v, values) for v in value])
-        if isinstance(value, (list, tuple)):
-            return type(value)(build(v, values) for v in value)
-        return value
-    return functools.partial(build, structure)
+    def build(values):
+        return nest.map_structure(
+            lambda leaf: values[position[id(leaf)]] if isinstance(leaf, SymbolicTensor)
+            else leaf, structure)
+    return build
 
 
 def function(fn=None, *, passes=None, input_signature=None, name=None):
@@ -823,7 +808,7 @@ def tape_gradient(target, sources, output_gradients=None, unconnected_gradients=
     from .gradients import gradients
     targets = target if isinstance(target, (list, tuple)) else [target]
     graph = next(t.graph for t in targets if isinstance(t, SymbolicTensor))
-    flat, rebuild = _flat_sources(sources)
+    flat, rebuild = flatten_sources(sources)
     xs, owners = [], []
     for i, s in enumerate(flat):
         if isinstance(s, SymbolicTensor):
@@ -850,12 +835,3 @@ def tape_gradient(target, sources, output_gradients=None, unconnected_gradients=
             result = [r if r is not None else multiply(graph.as_tensor(s), 0)
                       for r, s in zip(result, flat)]
     return rebuild(result)
-
-
-def _flat_sources(sources):
-    if isinstance(sources, dict):
-        keys = list(sources)
-        return [sources[k] for k in keys], lambda r: dict(zip(keys, r))
-    if isinstance(sources, (list, tuple)):
-        return list(sources), lambda r: type(sources)(r)
-    return [sources], lambda r: r[0]

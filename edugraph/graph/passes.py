@@ -62,17 +62,7 @@ def _is_pure(op):
 def prune(graph, outputs, feeds=()):
     """Only the ops that ``outputs`` (tensors or ops) need; fed tensors become placeholders."""
     fed = set(feeds)
-    needed, stack = set(), [o if isinstance(o, Operation) else o.op for o in outputs]
-    stack += [t.op for t in outputs if isinstance(t, SymbolicTensor) and t in fed]
-    while stack:
-        op = stack.pop()
-        if op in needed:
-            continue
-        needed.add(op)
-        if op.outputs and op.outputs[0] in fed:
-            continue
-        stack.extend(t.op for t in getattr(op, "_exec_inputs", op.inputs))
-        stack.extend(op.control_inputs)
+    needed = needed_ops(outputs, fed)
 
     def visit(op, inputs, new, mapping):
         if op.outputs and op.outputs[0] in fed:
@@ -84,6 +74,22 @@ def prune(graph, outputs, feeds=()):
         return None
 
     return rewrite(graph, outputs, visit, keep=_closed(needed, fed).__contains__)
+
+
+def needed_ops(outputs, fed):
+    """The ops that must run for ``outputs`` (tensors or ops): backwards over the inputs each
+    op executes and its control inputs, stopping at fed tensors."""
+    needed, stack = set(), [o if isinstance(o, Operation) else o.op for o in outputs]
+    while stack:
+        op = stack.pop()
+        if op in needed:
+            continue
+        needed.add(op)
+        if op.outputs and op.outputs[0] in fed:
+            continue
+        stack.extend(t.op for t in getattr(op, "_exec_inputs", op.inputs))
+        stack.extend(op.control_inputs)
+    return needed
 
 
 def _closed(needed, fed):

@@ -168,7 +168,7 @@ class Plan:
         self.feed_slots = [(orig, slot(new), None if new.op._device.kind == "cpu"
                             else new.op._device) for orig, new in zip(feeds, fed_new)]
         fed = set(fed_new)
-        needed = _needed(pruned, outputs, fed)
+        needed = passes.needed_ops(outputs, fed)
         steps, initial = [], {}
         log = session.config.log_device_placement
         for op in pruned.get_operations():
@@ -255,21 +255,6 @@ def _pad(fetches, outputs):
     """``outputs`` lined up with ``fetches`` (None fetches have no output)."""
     it = iter(outputs)
     return [None if f is None else next(it) for f in fetches]
-
-
-def _needed(graph, outputs, fed):
-    """The ops that must run: backwards from the outputs over executed inputs and controls."""
-    needed, stack = set(), [o if isinstance(o, Operation) else o.op for o in outputs]
-    while stack:
-        op = stack.pop()
-        if op in needed:
-            continue
-        needed.add(op)
-        if op.outputs and op.outputs[0] in fed:
-            continue
-        stack.extend(t.op for t in getattr(op, "_exec_inputs", op.inputs))
-        stack.extend(op.control_inputs)
-    return needed
 
 
 def _flatten_fetches(fetches, graph):
