@@ -142,3 +142,30 @@ def test_tf1_losses_scope_their_ops_and_accept_an_unknown_batch():
     log_p = z - np.log(np.exp(z).sum(1, keepdims=True))
     np.testing.assert_allclose(values[0], -np.mean(np.diag(log_p)), rtol=1e-6)
     np.testing.assert_allclose(values[1], np.mean(z ** 2), rtol=1e-6)
+
+
+def test_keras_loss_objects_take_flat_labels_for_one_output_column():
+    """Dense(1, sigmoid) with labels of shape (N,): Keras treats them as (N, 1), and so does
+    fit; the raw functions keep asking for equal shapes."""
+    y = np.array([1.0, 0.0, 1.0, 1.0], np.float32)
+    p = np.array([[0.9], [0.2], [0.6], [0.3]], np.float32)
+    bce = -(y * np.log(p[:, 0]) + (1 - y) * np.log(1 - p[:, 0])).mean()
+    np.testing.assert_allclose(losses.BinaryCrossentropy()(y, eg.tensor(p)).item(), bce, rtol=1e-5)
+    np.testing.assert_allclose(losses.get("mse")(y, eg.tensor(p)).item(),
+                               ((y - p[:, 0]) ** 2).mean(), rtol=1e-6)
+    with pytest.raises(eg.errors.ShapeError, match="binary_crossentropy"):
+        losses.binary_crossentropy(y, eg.tensor(p))
+    x = np.random.default_rng(0).standard_normal((200, 2)).astype(np.float32)
+    y = (x[:, 0] + x[:, 1] > 0).astype(np.float32)
+    histories = []
+    for labels in (y, y[:, None]):
+        eg.random.set_seed(0)
+        model = eg.Sequential([eg.layers.Dense(1, activation="sigmoid", input_shape=(2,))])
+        model.compile(eg.train.AdamOptimizer(0.1), "binary_crossentropy", ["accuracy", "mse"])
+        histories.append(model.fit(x, labels, epochs=5, batch_size=32, verbose=0).history)
+        predicted = model.predict(x)[:, 0] > 0.5
+        np.testing.assert_allclose(model.evaluate(x, labels, verbose=0)[1],
+                                   (predicted == y).mean(), rtol=1e-6)
+    assert histories[0] == histories[1] and histories[0]["accuracy"][-1] > 0.9
+    with pytest.raises(eg.errors.ShapeError, match="binary_accuracy"):
+        eg.models.metrics.binary_accuracy(np.ones((3, 2)), eg.tensor(p[:3]))

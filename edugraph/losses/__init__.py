@@ -24,7 +24,7 @@ from ..graph.core import name_scope
 from ..ops.activation import log_softmax, relu
 from ..ops.math import abs, cast, clip, exp, log, square
 from ..ops.reduce import reduce_mean, reduce_sum
-from ..ops.shape import one_hot
+from ..ops.shape import expand_dims, one_hot
 from ..tensor import Tensor, tensor
 
 __all__ = ["mean_squared_error", "absolute_difference", "softmax_cross_entropy",
@@ -34,7 +34,7 @@ __all__ = ["mean_squared_error", "absolute_difference", "softmax_cross_entropy",
            "sparse_categorical_crossentropy", "binary_crossentropy", "l1_loss", "l2_loss",
            "Loss", "MeanSquaredError", "MeanAbsoluteError", "CategoricalCrossentropy",
            "SparseCategoricalCrossentropy", "BinaryCrossentropy", "Regularizer", "l1", "l2",
-           "l1_l2", "get"]
+           "l1_l2", "get", "match_label_rank"]
 
 EPSILON = 1e-7      # Keras clips probabilities to [ε, 1 − ε] before taking logs
 
@@ -68,6 +68,18 @@ def _check_class_ids(labels, num_classes, where):
         raise ShapeError(f"{where}: labels must be class ids in [0, {num_classes}) for logits "
                          f"with {num_classes} classes, but they range over "
                          f"[{ids.min()}, {ids.max()}].")
+
+
+def match_label_rank(y_true, y_pred, where=None):
+    """Keras's rule for loss objects and metrics: labels of shape ``(N,)`` for predictions of
+    shape ``(N, 1)`` are taken as ``(N, 1)`` (not broadcast to ``(N, N)``). With ``where``
+    (the caller's name) the shapes must then match."""
+    shape, pred_shape = tuple(np.shape(y_true)), tuple(y_pred.shape)
+    if len(shape) == len(pred_shape) - 1 and pred_shape[-1] == 1:
+        y_true = expand_dims(y_true, -1)
+    if where is not None:
+        _check_same_shape(y_true, y_pred, where)
+    return y_true
 
 
 def _check_same_shape(labels, predictions, where):
@@ -178,11 +190,17 @@ def binary_crossentropy(y_true, y_pred, from_logits=False):
 
 # ----------------------------------------------------------------------------- Keras: classes
 class Loss:
-    """A loss object: ``loss(y_true, y_pred)`` → the mean over the batch."""
+    """A loss object: ``loss(y_true, y_pred)`` → the mean over the batch.
+
+    As in Keras, labels of shape ``(N,)`` for predictions of shape ``(N, 1)`` (one sigmoid or
+    regression output) are taken as ``(N, 1)``; elsewhere shapes must match."""
 
     per_example = None
 
     def __call__(self, y_true, y_pred):
+        return self.call(match_label_rank(y_true, y_pred), y_pred)
+
+    def call(self, y_true, y_pred):
         return reduce_mean(self.per_example(y_true, y_pred))
 
     def __repr__(self):
@@ -190,12 +208,12 @@ class Loss:
 
 
 class MeanSquaredError(Loss):
-    def __call__(self, y_true, y_pred):
+    def call(self, y_true, y_pred):
         return mean_squared_error(y_true, y_pred)
 
 
 class MeanAbsoluteError(Loss):
-    def __call__(self, y_true, y_pred):
+    def call(self, y_true, y_pred):
         return absolute_difference(y_true, y_pred)
 
 

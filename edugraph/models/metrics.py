@@ -3,6 +3,7 @@
 Each metric maps (y_true, y_pred) of one batch to the batch mean; ``fit`` averages over the
 epoch, weighting each batch by its size (as Keras reports them).
 """
+from ..losses import match_label_rank
 from ..ops.math import abs, cast, equal, greater, square
 from ..ops.reduce import argmax, reduce_mean
 from ..ops.shape import reshape
@@ -20,6 +21,7 @@ def categorical_accuracy(y_true, y_pred):
 
 
 def binary_accuracy(y_true, y_pred, threshold=0.5):
+    y_true = match_label_rank(y_true, y_pred, "binary_accuracy")
     predicted = cast(greater(y_pred, threshold), y_pred.dtype)
     return reduce_mean(cast(equal(predicted, cast(y_true, y_pred.dtype)), y_pred.dtype))
 
@@ -35,10 +37,12 @@ def accuracy(y_true, y_pred):
 
 
 def mean_squared_error(y_true, y_pred):
+    y_true = match_label_rank(y_true, y_pred, "mean_squared_error")
     return reduce_mean(square(cast(y_true, y_pred.dtype) - y_pred))
 
 
 def mean_absolute_error(y_true, y_pred):
+    y_true = match_label_rank(y_true, y_pred, "mean_absolute_error")
     return reduce_mean(abs(cast(y_true, y_pred.dtype) - y_pred))
 
 
