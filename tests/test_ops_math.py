@@ -182,6 +182,34 @@ def test_batched_matmul_broadcasts_batch_dims(device, data, batch, n, k, m):
     gradcheck(eg.matmul, a, b, device=device, name="matmul")
 
 
+@pytest.mark.parametrize("transpose_a", [False, True])
+@pytest.mark.parametrize("transpose_b", [False, True])
+def test_matmul_transpose_flags(device, transpose_a, transpose_b):
+    """TF's transpose_a / transpose_b: values, first and second derivatives (the backward
+    uses the flags itself), in eager mode and in a graph (shape inference)."""
+    rng = np.random.default_rng(1)
+    a = rng.normal(size=(2, 4, 3) if transpose_a else (2, 3, 4))
+    b = rng.normal(size=(5, 4) if transpose_b else (4, 5))
+    expected = np.swapaxes(a, -1, -2) if transpose_a else a
+    expected = expected @ (b.T if transpose_b else b)
+
+    def f(x, y):
+        return eg.matmul(x, y, transpose_a=transpose_a, transpose_b=transpose_b)
+
+    np.testing.assert_allclose(f(on(device, a), on(device, b)).numpy(), expected, rtol=1e-12)
+    gradcheck(f, a, b, device=device, name="matmul transposed")
+    x = on(device, a, requires_grad=True)
+    (g,) = eg.grad([eg.reduce_sum(eg.square(f(x, on(device, b))))], [x], create_graph=True)
+    gradcheck(lambda x: eg.grad([eg.reduce_sum(eg.square(f(x, on(device, b))))], [x],
+                                create_graph=True)[0], a, device=device, name="d/dx of grad")
+    with eg.Graph().as_default():
+        pa = eg.placeholder(eg.float64, shape=(None,) + a.shape[1:])
+        assert tuple(f(pa, eg.constant(b)).shape) == (None,) + expected.shape[1:]
+        with pytest.raises(eg.errors.ShapeError, match="inner dimensions differ"):
+            eg.matmul(pa, eg.constant(b), transpose_a=not transpose_a,
+                      transpose_b=transpose_b)
+
+
 @pytest.mark.parametrize("shapes_ab", [((3,), (3,)), ((3,), (3, 2)), ((2, 3), (3,)),
                                        ((4, 2, 3), (3,)), ((3,), (4, 3, 2))], ids=str)
 def test_matmul_with_vectors(device, shapes_ab):

@@ -102,10 +102,11 @@ def _same(op, x, *rest):
 def _matmul(op, a, b):
     if not (a.shape.rank_known and b.shape.rank_known):
         return UNKNOWN, a.dtype
-    if a.shape[-1] is not None and b.shape[-2] is not None and a.shape[-1] != b.shape[-2]:
+    sa, sb = op.read_shapes(tuple(a.shape), tuple(b.shape))
+    if sa[-1] is not None and sb[-2] is not None and sa[-1] != sb[-2]:
         raise ShapeError(op.explain_failure([tuple(a.shape), tuple(b.shape)]))
-    batch = broadcast([TensorShape(a.shape[:-2]), TensorShape(b.shape[:-2])], op.name)
-    return TensorShape(tuple(batch) + (a.shape[-2], b.shape[-1])), a.dtype
+    batch = broadcast([TensorShape(sa[:-2]), TensorShape(sb[:-2])], op.name)
+    return TensorShape(tuple(batch) + (sa[-2], sb[-1])), a.dtype
 
 
 def _reduction(op, x):

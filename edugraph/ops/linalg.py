@@ -1,43 +1,69 @@
 """Matrix multiplication, batched: (..., n, k) @ (..., k, m) → (..., n, m)."""
 from .base import Op, apply
-from .shape import expand_dims, squeeze, transpose
+from .shape import expand_dims, squeeze
 
 
 class MatMul(Op):
+    """``a @ b``, with TF's ``transpose_a`` / ``transpose_b``: the last two axes of an input
+    are swapped as it is read (BLAS reads a transposed matrix in place: no copy, no node)."""
+
     name = "matmul"
 
+    def __init__(self, transpose_a=False, transpose_b=False):
+        self.transpose_a, self.transpose_b = transpose_a, transpose_b
+
     def forward(self, xp, a, b):
-        return xp.matmul(a, b)
+        return xp.matmul(xp.swapaxes(a, -1, -2) if self.transpose_a else a,
+                         xp.swapaxes(b, -1, -2) if self.transpose_b else b)
 
     def backward(self, grad, out, a, b):
-        # dL/da = dL/dout · bᵀ and dL/db = aᵀ · dL/dout; batch axes are reduced by the engine.
-        # An input that needs no gradient (the data x) gets None: a whole matmul saved.
-        return (matmul(grad, _swap_last(b)) if a.requires_grad else None,
-                matmul(_swap_last(a), grad) if b.requires_grad else None)
+        # dL/da = dL/dout · bᵀ and dL/db = aᵀ · dL/dout (with the transposes as read: TF's
+        # _MatMulGrad); batch axes are reduced by the engine. An input that needs no gradient
+        # (the data x) gets None: a whole matmul saved.
+        ta, tb = self.transpose_a, self.transpose_b
+        if not ta:
+            grad_a = matmul(grad, b, transpose_b=not tb) if a.requires_grad else None
+            grad_b = (matmul(a, grad, transpose_a=True) if not tb else
+                      matmul(grad, a, transpose_a=True)) if b.requires_grad else None
+        else:
+            grad_a = (matmul(b, grad, transpose_b=True) if not tb else
+                      matmul(b, grad, transpose_a=True, transpose_b=True)) \
+                if a.requires_grad else None
+            grad_b = (matmul(a, grad) if not tb else
+                      matmul(grad, a, transpose_a=True, transpose_b=True)) \
+                if b.requires_grad else None
+        return grad_a, grad_b
+
+    def read_shapes(self, a, b):
+        """The shapes the product sees (after the transposes)."""
+        swap = lambda s: tuple(s[:-2]) + (s[-1], s[-2]) if len(s) >= 2 else tuple(s)  # noqa: E731
+        return (swap(a) if self.transpose_a else tuple(a),
+                swap(b) if self.transpose_b else tuple(b))
 
     def explain_failure(self, shapes):
-        a, b = shapes
+        a, b = self.read_shapes(*shapes)
+        shown = (f"{a} @ {b}" if not (self.transpose_a or self.transpose_b) else
+                 f"{a} @ {b} (as read, after transpose_a={self.transpose_a}, "
+                 f"transpose_b={self.transpose_b})")
         if not a or not b:
             return (f"matmul needs inputs with at least one dimension, got shapes {a} and {b}; "
                     "multiply by a scalar with * (eg.multiply).")
         if len(a) >= 2 and len(b) >= 2 and a[-1] != b[-2]:
-            return (f"matmul: inner dimensions differ: {a} @ {b} needs a's last dimension "
+            return (f"matmul: inner dimensions differ: {shown} needs a's last dimension "
                     f"({a[-1]}) to equal b's second-to-last ({b[-2]}). Transpose one input "
-                    "(eg.transpose / .T) or check the weight's shape.")
-        return f"matmul: cannot multiply shapes {a} and {b} (batch dimensions must broadcast)."
+                    "(transpose_b=True, eg.transpose / .T) or check the weight's shape.")
+        return f"matmul: cannot multiply shapes {shown} (batch dimensions must broadcast)."
 
 
-def _swap_last(x):
-    perm = list(range(x.ndim))
-    perm[-1], perm[-2] = perm[-2], perm[-1]
-    return transpose(x, perm)
-
-
-def matmul(a, b, name=None):
-    """Matrix product ``a @ b``; 1-D inputs act as a row / column vector, like numpy."""
+def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
+    """Matrix product ``a @ b``; 1-D inputs act as a row / column vector, like numpy.
+    ``transpose_a=True`` multiplies by ``a``'s transpose (its last two axes swapped), as TF."""
     a_vec, b_vec = a.ndim == 1, b.ndim == 1
     if not (a_vec or b_vec):
-        return apply(MatMul(), a, b, name=name)
+        return apply(MatMul(transpose_a, transpose_b), a, b, name=name)
+    if transpose_a or transpose_b:
+        raise ValueError(f"matmul: transpose_a / transpose_b need inputs of rank 2 or more, "
+                         f"got shapes {tuple(a.shape)} and {tuple(b.shape)}.")
     if a_vec:
         a = expand_dims(a, 0)
     if b_vec:
