@@ -426,3 +426,25 @@ def test_fold_constants_leaves_no_dead_constants_behind():
     assert unused == []
     assert [op.type for op in graph.get_operations()].count("Const") == 1
     np.testing.assert_allclose(cf(x).numpy(), np.sum(x * 2.0), rtol=1e-6)
+
+
+def test_a_long_traced_chain_fuses_without_recursion():
+    """Elementwise fusion walks a chain of thousands of ops with an explicit stack."""
+    @eg.function
+    def chain(x):
+        with eg.GradientTape() as tape:
+            tape.watch(x)
+            y = x
+            for _ in range(3000):
+                y = y * 1.0001 + 0.5
+        return y, tape.gradient(y, x)
+
+    x = eg.tensor(np.float32(0.25))
+    y, grad = chain(x)
+    expected, slope = np.float64(0.25), 1.0
+    for _ in range(3000):
+        expected, slope = expected * 1.0001 + 0.5, slope * 1.0001
+    np.testing.assert_allclose(y.numpy(), expected, rtol=1e-3)
+    np.testing.assert_allclose(grad.numpy(), slope, rtol=1e-3)
+    ops = chain.get_concrete_function(x).optimized_graph.get_operations()
+    assert sum(op.type == "FusedElementwise" for op in ops) >= 1 and len(ops) < 50
