@@ -1,7 +1,8 @@
-"""Core benchmark: edugraph eager vs hand-written numpy vs PyTorch CPU, in one run.
+"""Core benchmark: edugraph (eager, Session.run, traced function) vs hand-written numpy vs
+PyTorch CPU, all in one run.
 
     python bench/bench_core.py            # all workloads, medians and ratios
-    python bench/bench_core.py --quick    # fewer repeats (CI smoke run)
+    python bench/bench_core.py --quick    # fewer repeats
 
 Workloads (from the lecture):
 1. tiny graph: x, y, z of shape (3, 4); c = sum(x*y + z); gradients wrt x, y, z
@@ -9,8 +10,13 @@ Workloads (from the lecture):
 3. large graph: workload 1 with N, D = 3000, 4000 (time and peak memory)
 4. per-op overhead: 1000 chained scalar adds, forward and backward
 
-The numpy columns are forward passes plus hand-derived backward passes: what a student would
-write without a framework. Other scripts (bench_static.py) import the reference functions.
+Columns: numpy (forward plus hand-derived backward: what a student would write without a
+framework), edugraph eager (``backward()``), a static graph run by ``Session.run`` (gradients
+from ``eg.gradients``, the update from an optimizer's ``minimize``), the same as one traced
+``eg.function`` (a GradientTape inside), and PyTorch eager. Every contender of a workload is
+timed in turns in the same run (``compare``), so the ratios compare like with like; graphs are
+built and traced before timing. ``tests/test_bench.py`` checks that the contenders compute the
+same numbers.
 """
 import argparse
 import gc
@@ -147,7 +153,7 @@ def eager_tiny(x, y, z):
         tx.grad = ty.grad = tz.grad = None
         c = eg.reduce_sum(tx * ty + tz)
         c.backward()
-        return c
+        return c, tx.grad, ty.grad, tz.grad
     return run
 
 
@@ -176,8 +182,97 @@ def eager_chain(n_ops):
         for _ in range(n_ops):
             y = y + 1.0
         y.backward()
-        return y
+        return y, x.grad
     return run
+
+
+# --------------------------------------------------------------------------- static graph
+def session_tiny(x_val, y_val, z_val):
+    """c = sum(x*y + z) and its gradients, fetched with one Session.run."""
+    graph = eg.Graph()
+    with graph.as_default():
+        x, y, z = (eg.placeholder(eg.float32, shape=x_val.shape) for _ in range(3))
+        c = eg.reduce_sum(x * y + z)
+        fetches = [c] + eg.gradients(c, [x, y, z])
+    sess = eg.Session(graph=graph)
+    feeds = {x: x_val, y: y_val, z: z_val}
+    return lambda: sess.run(fetches, feeds)
+
+
+def session_two_layer_step(x_val, y_val, w1_val, w2_val, lr=LEARNING_RATE):
+    graph = eg.Graph()
+    with graph.as_default():
+        x = eg.placeholder(eg.float32, shape=x_val.shape)
+        y = eg.placeholder(eg.float32, shape=y_val.shape)
+        w1, w2 = eg.Variable(w1_val), eg.Variable(w2_val)
+        diff = eg.matmul(eg.maximum(eg.matmul(x, w1), 0), w2) - y
+        loss = eg.reduce_mean(eg.reduce_sum(diff ** 2, axis=1))
+        updates = eg.train.GradientDescentOptimizer(lr).minimize(loss)
+        init = eg.global_variables_initializer()
+    sess = eg.Session(graph=graph)
+    sess.run(init)
+    feeds = {x: x_val, y: y_val}
+    fetches = [loss, updates]
+    return lambda: sess.run(fetches, feeds)[0]
+
+
+def session_chain(n_ops):
+    graph = eg.Graph()
+    with graph.as_default():
+        x = eg.placeholder(eg.float32, shape=())
+        y = x
+        for _ in range(n_ops):
+            y = y + 1.0
+        fetches = [y, eg.gradients(y, [x])[0]]
+    sess = eg.Session(graph=graph)
+    feeds = {x: np.float32(0.0)}
+    return lambda: sess.run(fetches, feeds)
+
+
+# --------------------------------------------------------------------------- traced function
+def traced_tiny(x, y, z):
+    """c = sum(x*y + z) and its gradients, as one traced function (a tape inside)."""
+    @eg.function
+    def step(x, y, z):
+        with eg.GradientTape() as tape:
+            tape.watch([x, y, z])
+            c = eg.reduce_sum(x * y + z)
+        return (c, *tape.gradient(c, [x, y, z]))
+    step.get_concrete_function(x, y, z)     # trace once (tracing does not run it)
+    return lambda: step(x, y, z)
+
+
+def traced_two_layer_step(x, y, w1, w2, lr=LEARNING_RATE):
+    """The SGD step of eager_two_layer_step, traced: forward, gradients and the in-place
+    updates of the (eager) Variables are one graph."""
+    tw1, tw2 = eg.Variable(w1), eg.Variable(w2)
+
+    @eg.function
+    def step(x, y):
+        with eg.GradientTape() as tape:
+            y_pred = eg.matmul(eg.nn.relu(eg.matmul(x, tw1)), tw2)
+            loss = eg.reduce_mean(eg.reduce_sum((y_pred - y) ** 2, axis=1))
+        g1, g2 = tape.gradient(loss, [tw1, tw2])
+        tw1.assign_sub(g1 * lr)
+        tw2.assign_sub(g2 * lr)
+        return loss
+    tx, ty = eg.tensor(x), eg.tensor(y)
+    step.get_concrete_function(tx, ty)      # trace once: no update happens
+    return lambda: step(tx, ty)
+
+
+def traced_chain(n_ops):
+    @eg.function
+    def chain(x):
+        with eg.GradientTape() as tape:
+            tape.watch(x)
+            y = x
+            for _ in range(n_ops):
+                y = y + 1.0
+        return y, tape.gradient(y, x)
+    x = eg.tensor(0.0)
+    chain.get_concrete_function(x)
+    return lambda: chain(x)
 
 
 # --------------------------------------------------------------------------- PyTorch eager
@@ -188,7 +283,7 @@ def torch_tiny(x, y, z):
         tx.grad = ty.grad = tz.grad = None
         c = torch.sum(tx * ty + tz)
         c.backward()
-        return c
+        return c, tx.grad, ty.grad, tz.grad
     return run
 
 
@@ -217,17 +312,31 @@ def torch_chain(n_ops):
         for _ in range(n_ops):
             y = y + 1.0
         y.backward()
-        return y
+        return y, x.grad
     return run
 
 
 # --------------------------------------------------------------------------- report
-def row(name, numpy_s, eager_s, torch_s=None, extra=""):
-    cols = f"{name:<34}{numpy_s * 1e6:>12.1f}{eager_s * 1e6:>12.1f}"
-    cols += f"{torch_s * 1e6:>12.1f}" if torch_s else f"{'-':>12}"
-    cols += f"{eager_s / numpy_s:>10.2f}x"
-    cols += f"{torch_s / eager_s:>11.2f}x" if torch_s else f"{'-':>12}"
-    print(cols + ("  " + extra if extra else ""))
+COLUMNS = ["numpy", "eager", "session", "traced", "torch"]
+
+
+def row(name, times, extra=()):
+    """One line of medians (µs) and ratios against numpy; ``extra``: notes below it."""
+    numpy_s = times["numpy"]
+    cols = f"{name:<28}" + "".join(f"{times[c] * 1e6:>10.1f}" if times.get(c) else f"{'-':>10}"
+                                   for c in COLUMNS)
+    cols += "".join(f"{times[c] / numpy_s:>10.2f}x" if times.get(c) else f"{'-':>11}"
+                    for c in COLUMNS[1:4])
+    cols += f"{times['torch'] / times['eager']:>12.2f}x" if times.get("torch") else f"{'-':>13}"
+    print(cols)
+    for line in extra:
+        print("    " + line)
+
+
+def run_workload(contenders, repeat):
+    """{column: median seconds} for the contenders that exist (PyTorch may be missing)."""
+    present = {k: f for k, f in contenders.items() if f is not None}
+    return dict(zip(present, compare(list(present.values()), repeat)))
 
 
 def main(argv=None):
@@ -239,38 +348,51 @@ def main(argv=None):
 
     print(f"numpy {np.__version__}" + (f", torch {torch.__version__} (1 thread)"
                                        if have_torch else ", torch not installed"))
-    print(f"{'workload':<34}{'numpy µs':>12}{'eager µs':>12}{'torch µs':>12}"
-          f"{'eager/np':>11}{'torch/eager':>12}")
+    print(f"{'workload (µs per step)':<28}" + "".join(f"{c:>10}" for c in COLUMNS)
+          + f"{'eager/np':>11}{'session/np':>11}{'traced/np':>11}{'torch/eager':>13}")
 
     data = tiny_data()
-    t_np, t_eg, t_th = timed(lambda: numpy_tiny(*data), eager_tiny(*data),
-                             torch_tiny(*data) if have_torch else None, repeat=repeat)
-    row("1 tiny graph (3,4)", t_np, t_eg, t_th,
-        f"per-op overhead {(t_eg - t_np) / 3 * 1e6:.2f} µs over 3 ops")
+    t = run_workload({"numpy": lambda: numpy_tiny(*data), "eager": eager_tiny(*data),
+                      "session": session_tiny(*data), "traced": traced_tiny(*data),
+                      "torch": torch_tiny(*data) if have_torch else None}, repeat)
+    overhead = t["session"] - t["numpy"]
+    row("1 tiny graph (3,4)", t, [
+        f"eager: {(t['eager'] - t['numpy']) / 3 * 1e6:.2f} µs per op over numpy (3 ops)",
+        f"Session.run overhead {overhead * 1e6:.1f} µs, traced call overhead "
+        f"{(t['traced'] - t['numpy']) * 1e6:.1f} µs"
+        + (f"; eager PyTorch takes {t['torch'] / overhead:.1f}x the Session.run overhead"
+           if have_torch else "")])
 
     data2 = two_layer_data()
     w_np = [a.copy() for a in data2]
-    t_np, t_eg, t_th = timed(
-        lambda: numpy_two_layer_step(*w_np), eager_two_layer_step(*[a.copy() for a in data2]),
-        torch_two_layer_step(*[a.copy() for a in data2]) if have_torch else None,
-        repeat=repeat)
-    row("2 two-layer net step 64x1000x100", t_np, t_eg, t_th)
+
+    def fresh():
+        return [a.copy() for a in data2]
+    t = run_workload({"numpy": lambda: numpy_two_layer_step(*w_np),
+                      "eager": eager_two_layer_step(*fresh()),
+                      "session": session_two_layer_step(*fresh()),
+                      "traced": traced_two_layer_step(*fresh()),
+                      "torch": torch_two_layer_step(*fresh()) if have_torch else None}, repeat)
+    row("2 two-layer step 64x1000x100", t)
 
     big = tiny_data(3000, 4000)
     eager_big = eager_tiny(*big)
-    t_np, t_eg, t_th = timed(lambda: numpy_tiny(*big), eager_big,
-                             torch_tiny(*big) if have_torch else None, repeat=max(3, repeat // 3))
+    t = run_workload({"numpy": lambda: numpy_tiny(*big), "eager": eager_big,
+                      "session": session_tiny(*big), "traced": traced_tiny(*big),
+                      "torch": torch_tiny(*big) if have_torch else None}, max(3, repeat // 3))
     mem_np = peak_memory(lambda: numpy_tiny(*big))
     mem_eg = peak_memory(eager_big)
-    row("3 large graph (3000,4000)", t_np, t_eg, t_th,
-        f"peak memory {mem_eg / mem_np:.2f}x numpy ({mem_eg / 2**20:.0f} vs "
-        f"{mem_np / 2**20:.0f} MiB)")
+    row("3 large graph (3000,4000)", t, [
+        f"eager peak memory {mem_eg / mem_np:.2f}x numpy ({mem_eg / 2**20:.0f} vs "
+        f"{mem_np / 2**20:.0f} MiB)"])
 
     n_ops = 1000
-    t_np, t_eg, t_th = timed(numpy_chain(n_ops), eager_chain(n_ops),
-                             torch_chain(n_ops) if have_torch else None, repeat=repeat)
-    row(f"4 chain of {n_ops} scalar adds", t_np, t_eg, t_th,
-        f"per-op overhead {(t_eg - t_np) / n_ops * 1e6:.2f} µs")
+    t = run_workload({"numpy": numpy_chain(n_ops), "eager": eager_chain(n_ops),
+                      "session": session_chain(n_ops), "traced": traced_chain(n_ops),
+                      "torch": torch_chain(n_ops) if have_torch else None}, repeat)
+    row(f"4 chain of {n_ops} scalar adds", t, [
+        f"eager: {(t['eager'] - t['numpy']) / n_ops * 1e6:.2f} µs per op over numpy"])
+
 
 if __name__ == "__main__":
     main()
