@@ -1,5 +1,7 @@
-"""Jupyter widgets for edugraph: the graph inspector and the embedding projector."""
+"""Jupyter widgets for edugraph: the graph inspector, the embedding projector and live
+learning curves."""
 from .inspector import GraphInspector
 from .projector import Projector
+from .training import TrainingPlot
 
-__all__ = ["GraphInspector", "Projector"]
+__all__ = ["GraphInspector", "Projector", "TrainingPlot"]
