@@ -280,7 +280,7 @@ def test_progress_in_a_notebook_is_one_updating_html_widget(monkeypatch, capsys,
     pytest.importorskip("ipywidgets")
     import IPython.display
     shown = []
-    monkeypatch.setattr(eg.models.callbacks, "_in_notebook", lambda: True)
+    monkeypatch.setattr(eg.models.callbacks, "in_notebook", lambda: True)
     monkeypatch.setattr(IPython.display, "display", shown.append)
     (x, y), _ = digits
     model = mlp()

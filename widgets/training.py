@@ -18,7 +18,7 @@ import ipywidgets as w
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from edugraph.models.callbacks import Callback, _in_notebook
+from edugraph.models.callbacks import Callback, in_notebook
 
 TRAIN, VALIDATION = "#1f77b4", "#ff7f0e"
 REDRAW_EVERY = 0.1          # seconds: a fast epoch must not spend its time drawing
@@ -35,7 +35,7 @@ class TrainingPlot(Callback):
     def __init__(self, keys=None, log_y=None, title=None, height_per_panel=260, display=None):
         self.keys, self.log_y, self.title = keys, log_y, title
         self.height_per_panel = height_per_panel
-        self.display = _in_notebook() if display is None else display
+        self.display = in_notebook() if display is None else display
         self.history = {}
         self.figure = None
         self.summary = w.HTML()

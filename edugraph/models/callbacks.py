@@ -139,7 +139,8 @@ class LambdaCallback(Callback):
             setattr(self, name, fn)
 
 
-def _in_notebook():
+def in_notebook():
+    """Is this code running in a Jupyter kernel (where widgets can be shown)?"""
     shell = sys.modules.get("IPython") and sys.modules["IPython"].get_ipython()
     return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
 
@@ -151,7 +152,7 @@ class ProgressBar(Callback):
     def __init__(self, epochs, steps, verbose=1):
         self.epochs, self.steps, self.verbose = epochs, steps, verbose
         self.widget, self.finished = None, []
-        if verbose == 1 and _in_notebook():
+        if verbose == 1 and in_notebook():
             try:
                 import ipywidgets
                 from IPython.display import display
