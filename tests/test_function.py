@@ -448,3 +448,87 @@ def test_a_long_traced_chain_fuses_without_recursion():
     np.testing.assert_allclose(grad.numpy(), slope, rtol=1e-3)
     ops = chain.get_concrete_function(x).optimized_graph.get_operations()
     assert sum(op.type == "FusedElementwise" for op in ops) >= 1 and len(ops) < 50
+
+
+# ----------------------------------------------------------------------------- a tape outside
+def test_a_tape_around_a_traced_call_differentiates_through_it():
+    """TF2: tape.gradient(f(x), [w, x]) works when f is traced; same numbers as untraced."""
+    rng = np.random.default_rng(3)
+    w = eg.Variable(rng.normal(size=(3, 2)).astype(np.float32), name="w")
+    x = eg.tensor(rng.normal(size=(4, 3)).astype(np.float32))
+
+    def loss_fn(x):
+        h = eg.tanh(eg.matmul(x, w))
+        return eg.reduce_mean(h * h), eg.reduce_sum(h)
+
+    traced = eg.function(loss_fn)
+    results = []
+    for fn in (loss_fn, traced):
+        with eg.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            first, second = fn(x)
+            total = first * 3.0 + second
+        results.append([tape.gradient(first, [w, x]), tape.gradient(total, [w, x])])
+    for eager_grads, traced_grads in zip(*results):
+        for e, t in zip(eager_grads, traced_grads):
+            np.testing.assert_allclose(t.numpy(), e.numpy(), rtol=1e-5, atol=1e-6)
+    assert traced.experimental_get_tracing_count() == 1
+
+
+def test_backward_through_a_traced_call_and_no_recording_when_not_asked():
+    @eg.function
+    def f(x):
+        return eg.reduce_sum(x ** 3), eg.argmax(x, 0)
+
+    x = eg.tensor(np.array([1.0, -2.0, 0.5]), requires_grad=True)
+    value, index = f(x)
+    value.backward()
+    np.testing.assert_allclose(x.grad.numpy(), 3 * x.numpy() ** 2)
+    assert not index.requires_grad                   # integer outputs are not differentiable
+    plain = f(eg.tensor(np.array([1.0, -2.0, 0.5])))[0]
+    assert not plain.requires_grad and plain._op is None     # nothing recorded, no cost
+
+
+def test_gradients_of_a_traced_train_step_use_the_values_it_read():
+    """The step assigns w in place; the tape's gradient is at the w the loss was computed
+    with, as the eager step gives."""
+    def make():
+        return eg.Variable(np.array([0.5, -1.0, 2.0]), name="w")
+
+    def step(w, x):
+        loss = eg.reduce_sum(eg.square(w * x - 1.0))
+        w.assign_sub(0.1 * w)
+        return loss
+
+    x = eg.tensor(np.array([1.0, 2.0, 3.0]))
+    grads = []
+    for fn in (step, eg.function(step)):
+        w = make()
+        with eg.GradientTape() as tape:
+            fn(w, x)
+            loss = fn(w, x)                          # the second call reads the updated w
+        grads.append(tape.gradient(loss, w).numpy())
+        np.testing.assert_allclose(w.numpy(), make().numpy() * 0.81)
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-12)
+
+
+def test_a_keras_model_called_in_a_traced_function_trains_from_an_outer_tape():
+    eg.random.set_seed(0)
+    model = eg.Sequential([eg.layers.Dense(4, activation="relu", input_shape=(3,)),
+                           eg.layers.Dense(1)])
+    x = eg.tensor(np.random.default_rng(0).normal(size=(8, 3)).astype(np.float32))
+    forward = eg.function(lambda x: model(x))
+    grads = []
+    for fn in (model, forward):
+        with eg.GradientTape() as tape:
+            loss = eg.reduce_mean(eg.square(fn(x)))
+        grads.append(tape.gradient(loss, model.trainable_variables))
+    for e, t in zip(*grads):
+        np.testing.assert_allclose(t.numpy(), e.numpy(), rtol=1e-5, atol=1e-7)
+
+
+def test_second_derivatives_through_a_traced_call_are_refused_clearly():
+    f = eg.function(lambda x: eg.reduce_sum(x ** 3))
+    x = eg.tensor(np.array([1.0, 2.0]), requires_grad=True)
+    with pytest.raises(eg.errors.GradientError, match="second derivative.*inside the function"):
+        eg.grad([f(x)], [x], create_graph=True)

@@ -24,9 +24,14 @@ Variables (TF2's rules):
 ``eg.GradientTape`` works inside: ``tape.gradient`` adds gradient nodes (``eg.gradients``), so a
 whole training step becomes one graph.
 
-Limits, on purpose: calling a traced function is not recorded by an eager tape around the call
-(differentiate inside it, as above); a function called while another graph is being built is
-inlined there; shapes are exact unless ``input_signature`` says ``None``.
+A call is differentiable from outside too (TF2's rule): under a recording ``GradientTape``, or
+with an argument that requires a gradient, each float output becomes one node of the eager tape
+whose backward runs the trace's gradient graph on the values that call read (the arguments and
+the captured variables). Second derivatives through such
+a call are refused with a clear error: nest the tapes inside the function.
+
+Limits, on purpose: a function called while another graph is being built is inlined there;
+shapes are exact unless ``input_signature`` says ``None``.
 
 ``f.get_concrete_function(*args)`` gives the traced graph for those arguments:
 ``cf.graph`` as written, ``cf.pass_stages`` after each optimisation pass, ``cf.optimized_graph``
@@ -41,10 +46,13 @@ import numpy as np
 
 from .. import context, devices, nest
 from ..autodiff import flatten_sources
+from ..errors import GradientError
+from ..ops.base import Op
 from ..tensor import Tensor, as_dtype
 from ..variable import Variable
 from . import passes as graph_passes
 from .core import Const, Graph, Operation, Placeholder, SymbolicTensor, constant
+from .gradients import gradients
 from .ops import Assign, Capture
 from .session import ConfigProto, Plan
 from .shapes import TensorShape
@@ -568,7 +576,7 @@ class Function:
         concrete = self._concrete.get(key)
         if concrete is None:
             concrete = self._trace(args, kwargs, key, keep)
-        return concrete._run(leaves)
+        return concrete._call(args, kwargs, leaves)
 
     def _check_signature(self, args, kwargs, leaves):
         if kwargs:
@@ -716,6 +724,8 @@ class ConcreteFunction:
         self._devices = [t.op._device for t in self.outputs]
         self._run_plan = run_on_devices(self._plan)
         self._feeds = fed_tensors(self._plan)
+        self._resolved_passes = passes
+        self._recording_plan, self._gradient_plans = None, {}
 
     @property
     def captures(self):
@@ -732,11 +742,93 @@ class ConcreteFunction:
                 raise ValueError(f"{self.name}: argument for {t.op.name} has shape "
                                  f"{tuple(v.shape)} and dtype {v.dtype}, but the trace "
                                  f"expects shape {t.shape} and dtype {t.dtype}.")
-        return self._run(leaves)
+        return self._call(args, kwargs, leaves)
+
+    def _call(self, args, kwargs, arrays):
+        """Run on the argument ``arrays``; recorded for backward (as one node per output)
+        where an argument requires a gradient or a GradientTape is recording."""
+        state = context.state
+        if state.grad_enabled and (state.tapes or _requires_grad(args) or
+                                   (kwargs and _requires_grad(kwargs.values()))):
+            sources = self._sources(args, kwargs)
+            if sources:
+                return self._run_recorded(arrays, sources)
+        return self._run(arrays)
 
     def _run(self, arrays):
         results = self._run_plan(dict(zip(self._feeds, arrays)))
         return self._rebuild([Tensor(r, d) for r, d in zip(results, self._devices)])
+
+    # --------------------------------------------------------------- differentiating a call
+    def _sources(self, args, kwargs):
+        """[(graph tensor, eager tensor)] for what a gradient of this call can reach: argument
+        tensors that require a gradient and, under a tape, captured tensors (Variables) at
+        their first read. Empty: nothing to record."""
+        arguments = [v for v in nest.flatten((args, kwargs) if kwargs else args)
+                     if isinstance(v, (Tensor, np.ndarray, np.generic))
+                     and not isinstance(v, Variable)]
+        sources = [(t, v) for t, v in zip(self.inputs, arguments)
+                   if isinstance(v, Tensor) and v.requires_grad]
+        if sources or context.state.tapes:
+            sources += [(node, tensor) for tensor, node in self.captures
+                        if tensor.requires_grad and not node.op.control_inputs]
+        return sources if any(s.dtype.kind == "f" for _, s in sources) else []
+
+    def _run_recorded(self, arrays, sources):
+        """The call as eager nodes: each float output gets a ``CallOutput`` whose backward
+        runs the gradient graph of this trace on the values this call read."""
+        reads = [node for _, node in self.captures]
+        if self._recording_plan is None:
+            plan, _ = compile_graph(self.graph, self.outputs + self.side_effects + reads,
+                                    self.inputs, self._resolved_passes, _EAGER_VALUES)
+            self._recording_plan = (run_on_devices(plan), fed_tensors(plan))
+        run, feeds = self._recording_plan
+        results = run(dict(zip(feeds, arrays)))
+        n = len(self.outputs)
+        # (a read that an assign of this call overwrites in place comes back as a copy:
+        # protect_reads, as for any fetch needed after a write)
+        read_values = results[n + len(self.side_effects):]
+        replay = dict(zip(self.inputs, arrays)) | dict(zip(reads, read_values))
+        inputs = tuple(tensor for _, tensor in sources)
+        outputs = []
+        for index, (value, device) in enumerate(zip(results[:n], self._devices)):
+            out = Tensor(value, device)
+            if value.dtype.kind == "f":
+                out.requires_grad = True
+                out._op, out._inputs = CallOutput(self, index, sources, replay), inputs
+                out._seq = context.next_sequence()
+            outputs.append(out)
+        return self._rebuild(outputs)
+
+    def _gradient_plan(self, index, sources):
+        """Gradients of output ``index`` (seeded by a fed upstream gradient) with respect to
+        ``sources``, compiled on a copy of the traced graph (the trace itself stays as is)."""
+        key = (index, tuple(t for t, _ in sources))
+        if key not in self._gradient_plans:
+            reads = [node for _, node in self.captures]
+            fixed = self.inputs + reads         # fed with the values the call read
+            targets = [t for t, _ in sources]
+            copy, mapped = graph_passes.rewrite(self.graph, [self.outputs[index]] + fixed +
+                                                targets)
+            output, fixed_copy = mapped[0], mapped[1:1 + len(fixed)]
+            with context.building(copy):
+                upstream = copy.add_operation(Placeholder(output.dtype, output.shape), (),
+                                              output.shape, output.dtype, "upstream")
+                grads = gradients([output], mapped[1 + len(fixed):], grad_ys=[upstream])
+            present = [g for g in grads if g is not None]
+            plan, _ = compile_graph(copy, present, fixed_copy + [upstream],
+                                    self._resolved_passes, _EAGER_VALUES)
+            self._gradient_plans[key] = (run_on_devices(plan), fed_tensors(plan), fixed,
+                                         [g is not None for g in grads])
+        return self._gradient_plans[key]
+
+    def call_gradients(self, index, upstream, sources, replay):
+        """d(output ``index``)/d(each source) · ``upstream``, as eager tensors (None where the
+        output does not depend on a source)."""
+        run, feeds, fixed, present = self._gradient_plan(index, sources)
+        values = iter(run(dict(zip(feeds, [replay[t] for t in fixed] + [upstream._value]))))
+        return [Tensor(next(values), tensor.device) if has else None
+                for has, (_, tensor) in zip(present, sources)]
 
     def op_counts(self):
         """[(stage name, number of ops)] for each stage of ``pass_stages``."""
@@ -757,6 +849,42 @@ class ConcreteFunction:
         counts = self.op_counts()
         return (f"<ConcreteFunction '{self.name}' inputs={[t.name for t in self.inputs]} "
                 f"ops: {counts[0][1]} traced → {counts[-1][1]} optimized>")
+
+
+def _requires_grad(values):
+    """Does any tensor among ``values`` (nested in lists, tuples, dicts) require a gradient?
+    (On every call: kept to a plain loop.)"""
+    for v in values:
+        if isinstance(v, Tensor):
+            if v.requires_grad:
+                return True
+        elif isinstance(v, (list, tuple)):
+            if _requires_grad(v):
+                return True
+        elif isinstance(v, dict):
+            if _requires_grad(v.values()):
+                return True
+    return False
+
+
+class CallOutput(Op):
+    """Output ``index`` of one call of a traced function, as a node of the eager tape: a
+    GradientTape (or ``backward()``) around the call differentiates through it, as in TF2.
+    Its backward runs the gradient graph of the trace on the values the call read."""
+
+    name = "call"
+
+    def __init__(self, concrete, index, sources, replay):
+        self._concrete, self._index = concrete, index
+        self._sources, self._replay = sources, replay
+
+    def backward(self, grad, out, *inputs):
+        if context.state.grad_enabled:
+            raise GradientError(
+                f"A second derivative through a call of the traced function "
+                f"'{self._concrete.name}' is not supported: take the gradients inside the "
+                "function (nested GradientTapes work there), or call it untraced.")
+        return self._concrete.call_gradients(self._index, grad, self._sources, self._replay)
 
 
 def _outputs_in(graph, value):
