@@ -387,7 +387,8 @@ class GraphView:
             rows.append({"id": n.id, "node": n.label, "kind": n.kind,
                          "scope": n.scope, "inputs": " ".join(n.inputs),
                          "shape": shape_text(n.shape),
-                         "value": "not run" if n.skipped else short(n.value),
+                         "value": short(n.value) if not n.skipped else
+                         "-" if n.shape is None else "not run",      # (no single value)
                          "gradient": "-" if n.grad is None else short(n.grad),
                          "gate": gate, "flags": "; ".join(n.flags)})
         return rows
@@ -664,7 +665,8 @@ def _from_graph(target, session, feed_dict, title, output):
             kind = "op"
         inputs = [ids[t.op] for t in op.inputs if t.op in ids]
         if kind == "op" and op.inputs and op in fetched and len(inputs) == len(op.inputs) and \
-                not getattr(eg_op, "stateful", False):
+                not getattr(eg_op, "stateful", False) and \
+                not any(hasattr(t.op.eg_op, "output_class") for t in op.inputs):
             eg_ops[node_id] = _Fused(eg_op) if eg_op.name == "fused" else eg_op
         try:
             attrs = op.attrs
@@ -672,7 +674,8 @@ def _from_graph(target, session, feed_dict, title, output):
             attrs = {}
         nodes.append(Node(
             id=node_id, label=label, kind=kind, op=eg_op.name if kind == "op" else None,
-            scope=scope, inputs=inputs, shape=_static_shape(out), name=op.name,
+            scope=scope, inputs=inputs, name=op.name,
+            shape=None if hasattr(eg_op, "output_class") else _static_shape(out),
             dtype=str(out.dtype) if out is not None else "-", device=op._device.name,
             gate=getattr(eg_op, "gate", None), attrs=attrs,
             gradient_node=bool(_GRADIENT_SCOPE.match(op.name)),
@@ -779,6 +782,9 @@ def _skip_reason(op, effects, fetched):
         return "it has no value: it only makes other nodes run"
     if op in effects:
         return "it writes a variable (or runs after such a node); the view does not run it"
+    if hasattr(op.eg_op, "output_class"):
+        return ("its value is the tuple of the chosen branch's results, which the next nodes "
+                "hand out; the view shows those and sends no gradient through the branches")
     return "its value is not a single tensor"
 
 

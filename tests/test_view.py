@@ -437,3 +437,18 @@ def test_static_view_built_inside_the_graph_block():
     node_w = next(n for n in view.nodes if n.label == "w")
     np.testing.assert_allclose(node_w.grad, grad_w, rtol=1e-6)
     assert "Traceback" not in str(view)
+
+
+def test_traced_function_with_cond_shows_the_branch_outputs():
+    @eg.function
+    def clip(g, m):
+        norm = eg.sqrt(eg.reduce_sum(g * g))
+        return eg.reduce_sum(eg.cond(norm > m, lambda: g * (m / norm), lambda: g))
+
+    view = graph_view(clip, args=(eg.tensor([3.0, 4.0]), 1.0))
+    cond = view.node("cond")
+    assert cond.shape is None and "tuple of the chosen branch" in cond.skipped
+    np.testing.assert_allclose(view.node("cond_output").value, [0.6, 0.8], rtol=1e-6)
+    row = next(r for r in view.rows() if r["node"] == "cond")
+    assert row["value"] == "-" and row["shape"] == "-"
+    np.testing.assert_allclose(view.node("cond_output").grad, [1.0, 1.0])
