@@ -532,3 +532,23 @@ def test_second_derivatives_through_a_traced_call_are_refused_clearly():
     x = eg.tensor(np.array([1.0, 2.0]), requires_grad=True)
     with pytest.raises(eg.errors.GradientError, match="second derivative.*inside the function"):
         eg.grad([f(x)], [x], create_graph=True)
+
+
+def test_a_tape_around_a_traced_cond_matches_eager():
+    @eg.function
+    def clip_by_norm(g, max_norm):
+        norm = eg.sqrt(eg.reduce_sum(g * g))
+        return eg.cond(norm > max_norm, lambda: g * (max_norm / norm), lambda: g)
+
+    a = eg.tensor([1.0, 2.0])
+    for start in ([0.3, 0.4], [3.0, 4.0]):           # one of each branch
+        v = eg.tensor(start)
+        with eg.GradientTape() as tape:
+            tape.watch(v)
+            out = eg.reduce_sum(a * clip_by_norm(v, 1.0))
+        g = tape.gradient(out, v).numpy()
+        x = np.array(start)
+        norm = np.linalg.norm(x)
+        expected = [1.0, 2.0] if norm <= 1 else \
+            np.array([1.0, 2.0]) / norm - x * (x @ [1.0, 2.0]) / norm ** 3
+        np.testing.assert_allclose(g, expected, rtol=1e-5)

@@ -49,6 +49,8 @@ def _copy(op, inputs, new, mapping):
                                out.dtype if out is not None else None, op.name, controls)
     node = result if isinstance(result, Operation) else result.op
     node._device, node.device = op._device, op.device
+    if out is not None:
+        result.requires_grad = out.requires_grad      # (a cond's tuple sets its own)
     if hasattr(op, "_exec_inputs"):
         node._exec_inputs = tuple(mapping[t] for t in op._exec_inputs)
     return result
