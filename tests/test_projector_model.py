@@ -384,3 +384,21 @@ def test_refresh_reprojects_the_updated_embedding_without_flipping(monkeypatch):
     np.testing.assert_allclose(after, before * 1.01, rtol=1e-3, atol=1e-4)
     with pytest.raises(ValueError, match="refresh got 10 vectors"):
         projector.refresh(np.ones((10, 6)))
+
+
+def test_live_callback_follows_an_embedding_during_fit():
+    import edugraph as eg
+    eg.random.set_seed(0)
+    embedding = eg.layers.Embedding(30, 4, input_length=1)
+    model = eg.Sequential([embedding, eg.layers.Flatten(), eg.layers.Dense(1)])
+    model.compile(eg.train.AdamOptimizer(0.05), "mse")
+    words = np.arange(30).reshape(-1, 1)
+    model(words)                                    # build the embedding's weights
+    projector = Projector(embedding)
+    seen = []
+    projector.listeners.append(lambda final: seen.append(projector.vectors.copy()))
+    model.fit(words, np.linspace(-1, 1, 30), epochs=4, verbose=0,
+              callbacks=[projector.live(every=2)])
+    assert len(seen) == 2                            # refreshed after epochs 2 and 4
+    np.testing.assert_allclose(projector.vectors, embedding.embeddings.numpy(), rtol=1e-6)
+    assert not np.allclose(seen[0], seen[-1])        # the picture followed the training

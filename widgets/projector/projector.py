@@ -196,6 +196,18 @@ class Projector:
             return method(**self.settings, warm_start=True)
         return method(**self.settings)
 
+    def live(self, every=1):
+        """Live mode as a ``fit`` callback: ``refresh()`` after every ``every`` epochs.
+
+        >>> model.fit(x, y, epochs=20, callbacks=[projector.live()])
+        """
+        from edugraph.models.callbacks import LambdaCallback
+
+        def on_epoch_end(epoch, logs=None):
+            if (epoch + 1) % every == 0:
+                self.refresh()
+        return LambdaCallback(on_epoch_end=on_epoch_end)
+
     # ---- questions about points ----------------------------------------------------
     def label(self, row):
         """The name of point ``row`` (its label column value, else its index)."""
