@@ -475,6 +475,26 @@ def group(*inputs, name=None):
                                control_inputs=ops)
 
 
+def data_inputs(op):
+    """The ops whose outputs ``op`` reads."""
+    return [t.op for t in op.inputs]
+
+
+def upstream_ops(start, stop=(), inputs_of=data_inputs):
+    """Every op reachable backwards from the ops ``start`` through ``inputs_of(op)``, not going
+    past an op whose output is in ``stop`` (an explicit stack: deep graphs are fine)."""
+    seen, stack = set(), list(start)
+    while stack:
+        op = stack.pop()
+        if op in seen:
+            continue
+        seen.add(op)
+        if op.outputs and op.outputs[0] in stop:
+            continue
+        stack.extend(inputs_of(op))
+    return seen
+
+
 def _flatten(items):
     for item in items:
         if isinstance(item, (list, tuple)):

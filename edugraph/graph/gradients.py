@@ -5,7 +5,7 @@ is written with framework ops, so calling it here adds gradient nodes (under ``g
 that a Session can fetch and the inspector can show. Gradients of gradients come for free.
 """
 from ..ops.base import Op, sum_to_shape
-from .core import Operation, SymbolicTensor
+from .core import Operation, SymbolicTensor, upstream_ops
 
 
 class OnesLike(Op):
@@ -64,16 +64,7 @@ def _accumulate(grads, tensor, grad):
 
 def _ops_between(ys, xs, stops):
     """Ops on some path from an x to a y: only they need gradient nodes."""
-    reaches_y = set()
-    stack = [y.op for y in ys]
-    while stack:
-        op = stack.pop()
-        if op in reaches_y:
-            continue
-        reaches_y.add(op)
-        if op.outputs and op.outputs[0] in stops:
-            continue
-        stack.extend(t.op for t in op.inputs)
+    reaches_y = upstream_ops([y.op for y in ys], stops)
     from_x = set()
     stack = [x.op for x in xs if x.op in reaches_y]
     consumers = {}

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..ops import activation, base, math, random, shape as shape_ops
 from ..ops.base import Op
-from .core import Const, Graph, Operation, Placeholder, SymbolicTensor
+from .core import Const, Graph, Operation, Placeholder, SymbolicTensor, upstream_ops
 from .ops import Assign
 
 
@@ -81,30 +81,17 @@ def prune(graph, outputs, feeds=()):
 def needed_ops(outputs, fed):
     """The ops that must run for ``outputs`` (tensors or ops): backwards over the inputs each
     op executes and its control inputs, stopping at fed tensors."""
-    needed, stack = set(), [o if isinstance(o, Operation) else o.op for o in outputs]
-    while stack:
-        op = stack.pop()
-        if op in needed:
-            continue
-        needed.add(op)
-        if op.outputs and op.outputs[0] in fed:
-            continue
-        stack.extend(t.op for t in getattr(op, "_exec_inputs", op.inputs))
-        stack.extend(op.control_inputs)
-    return needed
+    return upstream_ops([o if isinstance(o, Operation) else o.op for o in outputs], fed,
+                        _executed_inputs)
+
+
+def _executed_inputs(op):
+    return [t.op for t in getattr(op, "_exec_inputs", op.inputs)] + list(op.control_inputs)
 
 
 def _closed(needed, fed):
     """``needed`` plus every input of a kept op (so edges can be copied), fed or not."""
-    closed, stack = set(), list(needed)
-    while stack:
-        op = stack.pop()
-        if op in closed:
-            continue
-        closed.add(op)
-        if not (op.outputs and op.outputs[0] in fed):
-            stack.extend(t.op for t in op.inputs)
-    return closed
+    return upstream_ops(needed, fed)
 
 
 # ----------------------------------------------------------------------------- fold constants
