@@ -452,3 +452,14 @@ def test_traced_function_with_cond_shows_the_branch_outputs():
     row = next(r for r in view.rows() if r["node"] == "cond")
     assert row["value"] == "-" and row["shape"] == "-"
     np.testing.assert_allclose(view.node("cond_output").grad, [1.0, 1.0])
+
+
+def test_eager_view_through_a_traced_call_follows_a_new_input():
+    square = eg.function(lambda x: x * x)
+    x = eg.tensor(np.array([1.0, 2.0]), requires_grad=True)
+    view = graph_view(eg.reduce_sum(square(x) + x), names={"x": x})
+    assert view.node("call").op == "call"
+    view.update(x=np.array([3.0, 1.0]))
+    np.testing.assert_allclose(view.node("call").value, [9.0, 1.0])
+    np.testing.assert_allclose(view.node("x").grad, [7.0, 3.0])       # 2x + 1
+    assert all(r["ok"] for r in view.gradient_check().values())

@@ -27,8 +27,8 @@ whole training step becomes one graph.
 A call is differentiable from outside too (TF2's rule): under a recording ``GradientTape``, or
 with an argument that requires a gradient, each float output becomes one node of the eager tape
 whose backward runs the trace's gradient graph on the values that call read (the arguments and
-the captured variables). Second derivatives through such
-a call are refused with a clear error: nest the tapes inside the function.
+the captured variables). Second derivatives through such a call are refused with a clear
+error: nest the tapes inside the function.
 
 Limits, on purpose: a function called while another graph is being built is inlined there;
 shapes are exact unless ``input_signature`` says ``None``.
@@ -725,7 +725,8 @@ class ConcreteFunction:
         self._run_plan = run_on_devices(self._plan)
         self._feeds = fed_tensors(self._plan)
         self._resolved_passes = passes
-        self._recording_plan, self._gradient_plans = None, {}
+        self._recording_plan = self._replay_plan = None
+        self._gradient_plans = {}
 
     @property
     def captures(self):
@@ -822,6 +823,17 @@ class ConcreteFunction:
                                          [g is not None for g in grads])
         return self._gradient_plans[key]
 
+    def output_for(self, index, feeds):
+        """Output ``index`` recomputed from ``feeds`` (arguments and variable reads), with no
+        side effects: how the inspector re-runs a recorded call."""
+        if self._replay_plan is None:
+            reads = [node for _, node in self.captures]
+            plan, _ = compile_graph(self.graph, self.outputs, self.inputs + reads,
+                                    self._resolved_passes, _EAGER_VALUES)
+            self._replay_plan = (run_on_devices(plan), fed_tensors(plan), self.inputs + reads)
+        run, fed, fixed = self._replay_plan
+        return run(dict(zip(fed, [feeds[t] for t in fixed])))[index]
+
     def call_gradients(self, index, upstream, sources, replay):
         """d(output ``index``)/d(each source) · ``upstream``, as eager tensors (None where the
         output does not depend on a source)."""
@@ -878,13 +890,26 @@ class CallOutput(Op):
         self._concrete, self._index = concrete, index
         self._sources, self._replay = sources, replay
 
+    def _feeds(self, inputs):
+        """The values the call read, with a source replaced where ``inputs`` holds another
+        tensor (the inspector re-running the node with a slider's value)."""
+        feeds = dict(self._replay)
+        for (node, recorded), given in zip(self._sources, inputs):
+            if given is not recorded:
+                feeds[node] = given._value if isinstance(given, Tensor) else given
+        return feeds
+
+    def forward(self, xp, *values):
+        return self._concrete.output_for(self._index, self._feeds(values))
+
     def backward(self, grad, out, *inputs):
         if context.state.grad_enabled:
             raise GradientError(
                 f"A second derivative through a call of the traced function "
                 f"'{self._concrete.name}' is not supported: take the gradients inside the "
                 "function (nested GradientTapes work there), or call it untraced.")
-        return self._concrete.call_gradients(self._index, grad, self._sources, self._replay)
+        return self._concrete.call_gradients(self._index, grad, self._sources,
+                                             self._feeds(inputs))
 
 
 def _outputs_in(graph, value):
