@@ -114,3 +114,39 @@ def test_static_graph_renders_a_click_shows_the_node_and_a_scope_collapses():
         collapsed = page.evaluate(NODE_TEXTS)
         assert len(collapsed) == count - 4        # layer1's five nodes became one box
         screenshot(page, "inspector-static-collapsed", widget)
+
+
+FUNCTION_SETUP = """\
+import numpy as np
+import edugraph as eg
+from widgets.inspector import GraphInspector
+
+w = eg.Variable(np.array([[0.5], [-1.0], [2.0]], np.float32), name="w")
+
+@eg.function
+def train_step(x, y):
+    with eg.GradientTape() as tape:
+        loss = eg.reduce_mean(eg.square(eg.tanh(eg.matmul(x, w)) * 2.0 + 1.0 - y))
+    w.assign(w - 0.1 * tape.gradient(loss, w))
+    return loss
+
+x = np.random.default_rng(0).normal(size=(4, 3)).astype(np.float32)
+y = np.ones((4, 1), np.float32)
+traced = GraphInspector(train_step, args=(x, y), gradient_nodes=False)
+optimised = GraphInspector(train_step, args=(x, y), optimized=True, gradient_nodes=False)"""
+
+
+def test_traced_function_before_and_after_its_passes():
+    with lab_notebook([FUNCTION_SETUP, "traced", "optimised"], viewport=(1400, 2200)) as page:
+        page.wait_for_function("document.querySelectorAll('.js-plotly-plot').length === 2")
+        assert not cell_errors(page)
+        assert page.locator("text=Error displaying widget").count() == 0
+        texts = page.evaluate("""() => [...document.querySelectorAll('.js-plotly-plot')].map(
+            plot => plot.calcdata.find(t => t[0] && t[0].trace.name === 'nodes')[0].trace.text
+                .map(t => t.replace(/<[^>]+>/g, ' ').trim().split(' ')[0]))""")
+        before, after = texts
+        assert {"Tanh", "Mul", "Add", "Sub"} <= set(before)
+        assert len(after) < len(before)                   # fused and folded
+        assert "Sub" in after and "Add" not in after      # ·2 + 1 − y: one fused node
+        screenshot(page, "inspector-function-traced", ".jp-OutputArea-output >> nth=0")
+        screenshot(page, "inspector-function-optimized", ".jp-OutputArea-output >> nth=1")
