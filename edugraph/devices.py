@@ -14,6 +14,7 @@ import threading
 
 import numpy as np
 
+from . import context
 from .errors import DeviceError
 
 
@@ -232,20 +233,41 @@ _SPEC = re.compile(r"^/?(?:(?:job:\w+/)?(?:replica:\d+/)?(?:task:\d+/)?device:)?
                    r"(?P<kind>[a-zA-Z]+)(?::(?P<index>\d+))?$")
 
 
-def get_device(spec):
-    """``'/cpu:0'``, ``'cpu'``, ``'/gpu:0'``, ``'gpu'``, ``'cuda'``, ``'cuda:1'``, ``'sim'`` or a Device."""
-    if isinstance(spec, Device):
-        return spec
+def _parse(spec):
+    """(kind, index) of a device name; unknown names raise."""
     m = _SPEC.match(str(spec).strip())
     kind = m and _ALIASES.get(m["kind"].lower())
     if kind is None:
         raise DeviceError(f"Unknown device {spec!r}. Use '/cpu:0', '/gpu:0' (also 'cuda', 'gpu') "
                           "or '/sim:0' (the stand-in accelerator).")
-    index = int(m["index"] or 0)
-    key = (kind, index)
+    return kind, int(m["index"] or 0)
+
+
+def get_device(spec):
+    """``'/cpu:0'``, ``'cpu'``, ``'/gpu:0'``, ``'gpu'``, ``'cuda'``, ``'cuda:1'``, ``'sim'`` or a Device."""
+    if isinstance(spec, Device):
+        return spec
+    key = _parse(spec)
     if key not in _devices:
-        _devices[key] = _make(kind, index)
+        _devices[key] = _make(*key)
     return _devices[key]
+
+
+class MissingDevice(Device):
+    """A device a TF1 graph asks for that this machine lacks. Building the graph is fine, as in
+    TF1; a Session then places the nodes on the CPU if ``allow_soft_placement`` is set, or
+    refuses with ``reason``."""
+
+    def __init__(self, kind, index, reason):
+        self.kind, self.index, self.reason = kind, index, reason
+        self._to_device = self._to_host = self._refuse
+
+    @property
+    def xp(self):
+        self._refuse()
+
+    def _refuse(self, *_):
+        raise DeviceError(self.reason)
 
 
 def is_device_spec(spec):
@@ -272,8 +294,19 @@ def current_device():
 
 @contextlib.contextmanager
 def device(spec):
-    """Place tensors and ops created inside on a device, like ``tf.device('/gpu:0')``."""
-    _scope.stack.append(get_device(spec))
+    """Place tensors and ops created inside on a device, like ``tf.device('/gpu:0')``.
+
+    Eagerly (and in traced functions) a missing device is an error at once; in a TF1 graph it
+    is recorded, and the Session decides (``ConfigProto(allow_soft_placement=True)``)."""
+    try:
+        placed = get_device(spec)
+    except DeviceError as error:
+        graph = context.state.graph
+        if graph is None or not getattr(graph, "places_when_run", False) or \
+                str(error).startswith("Unknown device"):
+            raise
+        placed = MissingDevice(*_parse(spec), str(error))
+    _scope.stack.append(placed)
     try:
         yield _scope.stack[-1]
     finally:

@@ -117,3 +117,41 @@ def test_variables_on_a_device(device):
     assert v.device.name == device
     with pytest.raises(ValueError, match="shape"):
         v.assign([1.0, 2.0, 3.0])
+
+
+def test_a_tf1_graph_on_a_missing_gpu_builds_and_runs_with_soft_placement(monkeypatch, capsys):
+    """TF1: tf.device('/gpu:0') builds on any machine; the Session refuses the missing GPU
+    with a message that says how to fall back, or places the nodes on the CPU when
+    allow_soft_placement is set. Eager code still fails at once."""
+    from edugraph import devices
+
+    def no_cupy():
+        raise eg.errors.DeviceError("Device 'gpu:0' needs CuPy, which is not installed.")
+    monkeypatch.setattr(devices, "_cupy", no_cupy)
+    monkeypatch.setattr(devices, "_devices", {k: v for k, v in devices._devices.items()
+                                              if k[0] != "gpu"})
+    with eg.Graph().as_default():
+        x = eg.placeholder(eg.float32, shape=(2, 2), name="x")
+        with eg.device("/gpu:0"):
+            y = eg.matmul(x, x, name="square")
+        assert y.op.device == "/device:GPU:0" and y.device.name == "gpu:0"
+        with eg.Session() as sess:
+            with pytest.raises(eg.errors.InvalidArgumentError,
+                               match=r"(?s)square.*'/device:GPU:0'.*CuPy.*allow_soft_placement"):
+                sess.run(y, feed_dict={x: np.eye(2)})
+        config = eg.ConfigProto(allow_soft_placement=True, log_device_placement=True)
+        with eg.Session(config=config) as sess:
+            value = sess.run(y, feed_dict={x: [[1.0, 2.0], [3.0, 4.0]]})
+    np.testing.assert_allclose(value, [[7.0, 10.0], [15.0, 22.0]])
+    assert "square: (MatMul): /job:localhost/replica:0/task:0/device:CPU:0" in \
+        capsys.readouterr().out
+    with pytest.raises(eg.errors.DeviceError, match="CuPy"):
+        with eg.device("/gpu:0"):
+            pass
+    traced = eg.function(lambda v: eg.matmul(v, v))
+
+    def on_gpu(v):
+        with eg.device("/gpu:0"):
+            return traced(v)
+    with pytest.raises(eg.errors.DeviceError, match="CuPy"):
+        eg.function(on_gpu)(eg.tensor(np.eye(2)))

@@ -151,6 +151,8 @@ class Operation:
 class Graph:
     """A TF1 computation graph: ``with eg.Graph().as_default(): ...`` builds into it."""
 
+    places_when_run = True      # a device it asks for is checked by the Session (soft placement)
+
     def __init__(self):
         self._operations = []
         self._by_name = {}

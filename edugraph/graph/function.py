@@ -100,6 +100,8 @@ class FuncGraph(Graph):
     they were written (TF2's automatic control dependencies), fetched or not.
     """
 
+    places_when_run = False     # traced like eager code: a missing device is an error at once
+
     def __init__(self, name="function", outer_graph=None, allow_variables=False):
         super().__init__()
         self.name = name

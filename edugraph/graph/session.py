@@ -30,7 +30,8 @@ def default_session(graph=None):
 
 class ConfigProto:
     """Session options: ``log_device_placement`` prints where each node runs;
-    ``allow_soft_placement`` is accepted for TF1 code (missing devices raise a clear error)."""
+    ``allow_soft_placement`` runs nodes placed on a device this machine lacks (``/gpu:0``
+    without CuPy or CUDA) on the CPU instead of refusing them."""
 
     def __init__(self, log_device_placement=False, allow_soft_placement=False, **ignored):
         self.log_device_placement = log_device_placement
@@ -165,8 +166,9 @@ class Plan:
         def slot(t):
             return slots.setdefault(t, len(slots))
 
-        self.feed_slots = [(orig, slot(new), None if new.op._device.kind == "cpu"
-                            else new.op._device) for orig, new in zip(feeds, fed_new)]
+        place = _placement(session.config.allow_soft_placement)
+        self.feed_slots = [(orig, slot(new), None if place(new.op).kind == "cpu"
+                            else place(new.op)) for orig, new in zip(feeds, fed_new)]
         fed = set(fed_new)
         needed = passes.needed_ops(outputs, fed)
         steps, initial = [], {}
@@ -174,7 +176,7 @@ class Plan:
         for op in pruned.get_operations():
             if op not in needed or (op.outputs and op.outputs[0] in fed) or not op.outputs:
                 continue
-            device = op._device
+            device = place(op)
             if log:
                 print(f"{op.name}: ({op.type}): /job:localhost/replica:0/task:0"
                       f"/device:{device.kind.upper()}:{device.index}")
@@ -184,7 +186,7 @@ class Plan:
                 continue
             ins = []
             for t in getattr(op, "_exec_inputs", op.inputs):
-                source = t.op._device
+                source = place(t.op)
                 if source is not device:    # TF1 places copies between devices for you
                     copied = slots[(t, device)] = len(slots)
                     steps.append((functools.partial(_CopyTo(source, device).forward, None),
@@ -200,7 +202,7 @@ class Plan:
         self.initial = [initial.get(i) for i in range(len(slots))]
         self.fetch_slots = [None if f is None or isinstance(o, Operation) else slot(o)
                             for f, o in zip(fetches, _pad(fetches, outputs))]
-        self.fetch_devices = [None if s is None else o.op._device
+        self.fetch_devices = [None if s is None else place(o.op)
                               for s, o in zip(self.fetch_slots, _pad(fetches, outputs))]
         stateful = {slot(op.outputs[0]) for op in pruned.get_operations()
                     if op.outputs and op.outputs[0] in slots and
@@ -249,6 +251,23 @@ def _with_drops(steps, kept):
         if i not in kept:
             drops[k].append(i)
     return [step + (tuple(drop),) for step, drop in zip(steps, drops)]
+
+
+def _placement(soft):
+    """``op`` → the device it runs on: where it was placed, or (``soft``) the CPU when that
+    device is missing here; without soft placement a missing device is refused as TF1 does."""
+    def place(op):
+        device = op._device
+        if not isinstance(device, devices.MissingDevice):
+            return device
+        if soft:
+            return devices.cpu
+        raise InvalidArgumentError(
+            f"Cannot assign a device for operation {op.name}: Could not satisfy explicit "
+            f"device specification '{op.device}' because this machine lacks it: "
+            f"{device.reason} Or keep the graph and run it on the CPU: "
+            "eg.Session(config=eg.ConfigProto(allow_soft_placement=True)).")
+    return place
 
 
 def _pad(fetches, outputs):
