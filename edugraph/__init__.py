@@ -3,6 +3,8 @@
 Eager mode (the default) computes at once and records for ``backward()`` / ``GradientTape``.
 Everything a student needs is here, under the names used on the lecture slides.
 """
+from types import SimpleNamespace as _SimpleNamespace
+
 from . import errors, nn  # noqa: F401
 from .autodiff import GradientTape, backward, grad
 from .context import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
@@ -15,8 +17,9 @@ from .ops.math import (abs, add, cast, clip, clip_by_value, divide, equal, exp, 
                        floormod, greater, greater_equal, less, less_equal, log, logical_not,
                        maximum, minimum, multiply, negative, not_equal, pow, sign, sqrt, square,
                        subtract, where)
+from .ops.printing import print_ as print  # noqa: A001  (tf.print: prints when it runs)
 from .ops.random import (fill, manual_seed, ones, ones_like, rand, randn, random_normal,
-                         random_uniform, zeros, zeros_like)
+                         random_uniform, range_ as range, zeros, zeros_like)  # noqa: A001
 from .ops.reduce import (argmax, argmin, logsumexp, reduce_all, reduce_any, reduce_logsumexp,
                          reduce_max, reduce_mean, reduce_min, reduce_sum)
 from .ops.shape import (broadcast_to, cat, concat, copy_to, expand_dims, gather, identity,
@@ -28,6 +31,7 @@ from .view import GraphView, graph_view
 
 # The other rooms: each exports its public names through its package's __all__.
 from . import data, datasets, initializers, layers, losses, train  # noqa: E402,F401
+from . import autograd, keras  # noqa: E402,F401  (torch.autograd, tf.keras)
 from .graph import *  # noqa: E402,F401,F403
 from .initializers import (glorot_normal as glorot_normal_initializer,  # noqa: E402  (TF1 names)
                            glorot_uniform as glorot_uniform_initializer,
@@ -41,4 +45,12 @@ max, min = reduce_max, reduce_min  # noqa: A001
 mul, sub, div, neg = multiply, subtract, divide, negative
 mod, floor_divide, remainder = floormod, floordiv, floormod  # tf.mod; PyTorch's names
 
+arange = range  # noqa: A001  (torch.arange)
+test = _SimpleNamespace(is_gpu_available=gpu_available)     # tf.test.is_gpu_available()
+
 __version__ = "0.1.0"
+
+# ``from edugraph import *`` must not replace Python's own print, range, sum, max, float...
+import builtins as _builtins  # noqa: E402
+__all__ = sorted(name for name in dir() if not name.startswith("_") and
+                 not hasattr(_builtins, name))

@@ -183,7 +183,8 @@ class FuncGraph(Graph):
     # --------------------------------------------------------------- recording
     def add_operation(self, op, inputs, shape, dtype, name=None, control_inputs=()):
         result = super().add_operation(op, inputs, shape, dtype, name, control_inputs)
-        if isinstance(op, Assign) or getattr(op, "written_variables", None):
+        if isinstance(op, Assign) or getattr(op, "written_variables", None) or \
+                getattr(op, "side_effect", False):
             node = result if isinstance(result, Operation) else result.op
             self.side_effects.append(node)
         return result

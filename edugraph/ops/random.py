@@ -7,7 +7,7 @@ stream of its own, as in TensorFlow.
 import numpy as np
 
 from .base import Op, apply
-from ..tensor import as_dtype, float32
+from ..tensor import as_dtype, float32, int32, tensor
 
 _global_seed = None
 _generators = {}
@@ -120,3 +120,17 @@ def randn(*shape, dtype=float32, requires_grad=False):
 def rand(*shape, dtype=float32, requires_grad=False):
     return random_uniform(shape[0] if len(shape) == 1 and np.ndim(shape[0]) else shape,
                           dtype=dtype).requires_grad_(requires_grad)
+
+
+normal, uniform = random_normal, random_uniform      # TF2's tf.random.normal / uniform
+
+
+def range_(start, limit=None, delta=1, dtype=None, name=None):
+    """TF's ``tf.range(5)`` → [0 1 2 3 4] (PyTorch: ``torch.arange``): a constant, int32 for
+    whole numbers as in TF, else float32."""
+    if limit is None:
+        start, limit = 0, start
+    values = np.arange(start, limit, delta)
+    if dtype is None:
+        dtype = int32 if values.dtype.kind in "iu" else float32
+    return tensor(values.astype(as_dtype(dtype)), name=name)
