@@ -29,6 +29,15 @@ class Device:
     def name(self):
         return f"{self.kind}:{self.index}"
 
+    @property
+    def full_name(self):
+        """TensorFlow's spelling, ``/job:localhost/replica:0/task:0/device:GPU:0``."""
+        return f"/job:localhost/replica:0/task:0/device:{self.kind.upper()}:{self.index}"
+
+    def endswith(self, suffix):
+        """TF code tests a tensor's device as a string: ``x.device.endswith('GPU:0')``."""
+        return self.full_name.endswith(suffix)
+
     def put(self, array):
         """Copy a host (numpy) array onto this device."""
         return self._to_device(array)

@@ -158,6 +158,20 @@ class Tensor:
         """The same values, cut off from the graph: gradients stop here."""
         return Tensor(self._value, self.device)
 
+    @property
+    def data(self):
+        """PyTorch's ``x.data`` (as in ``print(x.grad.data)``): the values, detached."""
+        return self.detach()
+
+    @data.setter
+    def data(self, value):
+        """``w.data -= lr * w.grad.data``: new values for this tensor, outside the graph."""
+        value = value._value if isinstance(value, Tensor) else self.device.put(
+            np.asarray(value, dtype=self.dtype))
+        if value.shape != self.shape:
+            raise ValueError(f"x.data = ... needs shape {self.shape}, got {value.shape}.")
+        self._value = value
+
     def requires_grad_(self, requires_grad=True):
         if requires_grad and not self.is_floating_point():
             raise TypeError(f"Only floating-point tensors can require gradients; this one is "
