@@ -1,6 +1,6 @@
 """Keras-style models: ``eg.Sequential``, ``eg.Model`` (functional and subclassed), ``eg.Input``,
 with ``compile`` / ``fit`` / ``evaluate`` / ``predict``, callbacks and weight saving."""
-from . import callbacks, metrics
+from . import callbacks, metrics, optimizers
 from .model import Input, Model
 from .sequential import Sequential
 

@@ -14,8 +14,8 @@ gradients. It runs eagerly, on the current device (``with eg.device('/gpu:0'):``
 """
 import numpy as np
 
-from . import callbacks as callbacks_module, metrics as metrics_module
-from .. import autodiff, losses as losses_module, train
+from . import callbacks as callbacks_module, metrics as metrics_module, optimizers
+from .. import autodiff, losses as losses_module
 from ..context import no_grad
 from ..data import INFINITE_CARDINALITY
 from ..devices import current_device
@@ -31,26 +31,6 @@ def Input(shape, dtype="float32", name=None):
     """The start of a functional model: ``eg.Input((28, 28, 1))`` (the batch axis is implicit)."""
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
     return KerasTensor((None,) + shape, dtype, name=name)
-
-
-_OPTIMIZERS = {"sgd": ("GradientDescentOptimizer", 0.01), "adam": ("AdamOptimizer", 0.001),
-               "rmsprop": ("RMSPropOptimizer", 0.001), "adagrad": ("AdagradOptimizer", 0.001),
-               "momentum": ("MomentumOptimizer", 0.01), "adadelta": ("AdadeltaOptimizer", 1.0)}
-
-
-def _optimizer(identifier):
-    """An ``eg.train`` optimizer from a Keras name ("adam") with Keras's default learning rate."""
-    if not isinstance(identifier, str):
-        return identifier
-    if identifier.lower() not in _OPTIMIZERS:
-        raise ValueError(f"Unknown optimizer {identifier!r}. Known: "
-                         f"{', '.join(sorted(_OPTIMIZERS))}, or pass an eg.train optimizer.")
-    class_name, lr = _OPTIMIZERS[identifier.lower()]
-    cls = getattr(train, class_name, None)
-    if cls is None:
-        raise NotImplementedError(f"compile(optimizer={identifier!r}) needs "
-                                  f"eg.train.{class_name}, which this edugraph does not have.")
-    return cls(lr, momentum=0.9) if class_name == "MomentumOptimizer" else cls(lr)
 
 
 class Model(Module):
@@ -126,7 +106,7 @@ class Model(Module):
     # ------------------------------------------------------------------ Keras training API
     def compile(self, optimizer="rmsprop", loss=None, metrics=None, loss_weights=None):
         """Choose the optimizer (name or ``eg.train`` optimizer), loss(es) and metrics."""
-        self.optimizer = _optimizer(optimizer)
+        self.optimizer = optimizers.get(optimizer)
         self.loss = loss
         self._loss_fns = [losses_module.get(l) for l in loss] \
             if isinstance(loss, (list, tuple)) else losses_module.get(loss) if loss else None

@@ -1,0 +1,20 @@
+"""``tf.keras`` spelled ``eg.keras``, so the slides' Keras code runs with ``tf.`` → ``eg.``:
+
+    model = eg.keras.Sequential([eg.keras.layers.Dense(10, activation="softmax")])
+    model.compile(loss="sparse_categorical_crossentropy",
+                  optimizer=eg.keras.optimizers.Adam(), metrics=["accuracy"])
+
+Everything here is edugraph's own (``eg.layers``, ``eg.losses``, ``eg.Sequential``...), under
+Keras's module names; ``eg.keras.optimizers`` holds Keras's optimizer names and defaults.
+"""
+import sys
+
+from .. import initializers, layers, losses
+from ..models import Input, Model, Sequential, callbacks, metrics, optimizers
+
+__all__ = ["Sequential", "Model", "Input", "layers", "losses", "optimizers", "callbacks",
+           "metrics", "initializers"]
+
+# ``from edugraph.keras.layers import Embedding`` (the slides' import) finds the same modules.
+for _name in ("layers", "losses", "optimizers", "callbacks", "metrics", "initializers"):
+    sys.modules[f"{__name__}.{_name}"] = globals()[_name]

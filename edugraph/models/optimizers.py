@@ -1,0 +1,53 @@
+"""Keras's optimizer names and defaults (``tf.keras.optimizers.Adam()``, ``compile("adam")``) on
+edugraph's update rules (``eg.train``). The rules are TF1's, so two details differ from Keras's own code:
+RMSprop's mean square starts at 1 (not 0) and Adagrad has no epsilon."""
+from .. import train
+
+__all__ = ["SGD", "Adam", "RMSprop", "Adagrad", "Adadelta", "Ftrl", "get"]
+
+
+def SGD(learning_rate=0.01, momentum=0.0, nesterov=False, name="SGD"):
+    """Plain gradient descent, or with ``momentum`` (``nesterov=True``: Nesterov's)."""
+    if momentum:
+        return train.MomentumOptimizer(learning_rate, momentum, use_nesterov=nesterov,
+                                       name=name)
+    return train.GradientDescentOptimizer(learning_rate, name=name)
+
+
+def Adam(learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, name="Adam"):
+    return train.AdamOptimizer(learning_rate, beta1=beta_1, beta2=beta_2, epsilon=epsilon,
+                               name=name)
+
+
+def RMSprop(learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7, name="RMSprop"):
+    return train.RMSPropOptimizer(learning_rate, decay=rho, momentum=momentum,
+                                  epsilon=epsilon, name=name)
+
+
+def Adagrad(learning_rate=0.001, initial_accumulator_value=0.1, name="Adagrad"):
+    return train.AdagradOptimizer(learning_rate, initial_accumulator_value, name=name)
+
+
+def Adadelta(learning_rate=0.001, rho=0.95, epsilon=1e-7, name="Adadelta"):
+    return train.AdadeltaOptimizer(learning_rate, rho=rho, epsilon=epsilon, name=name)
+
+
+def Ftrl(learning_rate=0.001, learning_rate_power=-0.5, initial_accumulator_value=0.1,
+         l1_regularization_strength=0.0, l2_regularization_strength=0.0, name="Ftrl"):
+    return train.FtrlOptimizer(learning_rate, learning_rate_power, initial_accumulator_value,
+                               l1_regularization_strength, l2_regularization_strength,
+                               name=name)
+
+
+_BY_NAME = {"sgd": SGD, "adam": Adam, "rmsprop": RMSprop, "adagrad": Adagrad,
+            "adadelta": Adadelta, "ftrl": Ftrl}
+
+
+def get(identifier):
+    """An optimizer from a Keras name ("adam"), with Keras's defaults; optimizers pass through."""
+    if not isinstance(identifier, str):
+        return identifier
+    if identifier.lower() not in _BY_NAME:
+        raise ValueError(f"Unknown optimizer {identifier!r}. Known: {', '.join(sorted(_BY_NAME))}"
+                         ", or pass an optimizer (eg.keras.optimizers.Adam(0.01), eg.train...).")
+    return _BY_NAME[identifier.lower()]()

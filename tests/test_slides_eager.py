@@ -1,0 +1,120 @@
+"""The lecture slides' PyTorch, TF2 and Keras snippets, with ``torch.`` / ``tf.`` replaced by
+``eg.`` (and ``from torch.autograd`` by ``from edugraph.autograd``): they run as written and
+give the numbers the slides promise."""
+import numpy as np
+
+import edugraph as eg
+
+
+def test_pytorch_computational_graph_with_autograd_variable(capsys):
+    from edugraph.autograd import Variable
+
+    N, D = 3, 4
+    x = Variable(eg.randn(N, D), requires_grad=True)
+    y = Variable(eg.randn(N, D), requires_grad=True)
+    z = Variable(eg.randn(N, D), requires_grad=True)
+    a = x * y
+    b = a + z
+    c = eg.sum(b)
+    c.backward()
+    print(x.grad.data)
+    print(y.grad.data)
+    print(z.grad.data)
+    np.testing.assert_allclose(x.grad.data.numpy(), y.numpy())     # mul switches
+    np.testing.assert_allclose(y.grad.data.numpy(), x.numpy())
+    np.testing.assert_allclose(z.grad.data.numpy(), np.ones((N, D)))
+    assert capsys.readouterr().out.count("tensor(") == 3
+    assert not x.grad.data.requires_grad
+
+
+def test_old_pytorch_update_through_data():
+    w = eg.tensor([1.0, -2.0], requires_grad=True)
+    loss = eg.sum(w * w)
+    loss.backward()
+    w.data -= 0.25 * w.grad.data                   # w ← w − η ∇ (outside the graph)
+    np.testing.assert_allclose(w.numpy(), [0.5, -1.0])
+    assert w.requires_grad and w._op is None       # still a leaf
+
+
+def test_keras_cnn_from_the_slides_compiles_and_fits():
+    model = eg.keras.Sequential([
+        eg.keras.layers.Conv2D(32, 3, activation='relu', input_shape=(28, 28, 1)),
+        eg.keras.layers.MaxPooling2D(),
+        eg.keras.layers.Flatten(),
+        eg.keras.layers.Dense(10, activation='softmax')
+    ])
+    model.compile(loss='sparse_categorical_crossentropy',
+                  optimizer=eg.keras.optimizers.Adam(),
+                  metrics=['accuracy'])
+    rng = np.random.default_rng(0)
+    images = rng.random((64, 28, 28, 1)).astype(np.float32)
+    labels = rng.integers(0, 10, 64)
+    train_dataset = eg.data.Dataset.from_tensor_slices((images, labels)).batch(32)
+    history = model.fit(train_dataset, epochs=2, verbose=0)
+    assert len(history.history["loss"]) == 2 and np.isfinite(history.history["loss"]).all()
+    assert model.count_params() == 32 * 9 + 32 + 13 * 13 * 32 * 10 + 10
+    adam = model.optimizer
+    assert (adam.learning_rate, adam.epsilon) == (0.001, 1e-7)        # Keras's defaults
+
+
+def test_embedding_parameters_slide(capsys):
+    from edugraph.keras.layers import Embedding
+
+    vocab_size, embed_dim, = 1000, 64
+    model = eg.keras.Sequential()
+    model.add(Embedding(vocab_size, embed_dim))
+    model.summary()
+    out = capsys.readouterr().out
+    assert "(None, None, 64)" in out and "Total params: 64,000" in out
+
+
+def test_keras_optimizer_names_keep_keras_defaults():
+    sgd = eg.keras.optimizers.SGD(momentum=0.9, nesterov=True)
+    assert isinstance(sgd, eg.train.MomentumOptimizer) and sgd.use_nesterov
+    assert isinstance(eg.keras.optimizers.get("sgd"), eg.train.GradientDescentOptimizer)
+    rms = eg.keras.optimizers.RMSprop()
+    assert (rms.learning_rate, rms.decay, rms.epsilon) == (0.001, 0.9, 1e-7)
+
+
+def test_tf2_device_placement_slide():
+    n = 10
+    with eg.device("CPU:0"):
+        x = eg.random_uniform([n, n])
+        assert x.device.endswith("CPU:0")
+    assert eg.test.is_gpu_available() == any(d.kind == "gpu" for d in eg.list_devices())
+
+
+def test_tf_print_runs_on_every_call_python_print_only_while_tracing(capsys):
+    @eg.function
+    def f(x):
+        print("tracing")
+        eg.print("x =", x)
+        return x + 1
+
+    f(eg.tensor([1, 2]))
+    f(eg.tensor([3, 4]))
+    assert capsys.readouterr().out.splitlines() == ["tracing", "x = [1 2]", "x = [3 4]"]
+    eg.print("eager:", eg.range(3))
+    assert capsys.readouterr().out == "eager: [0 1 2]\n"
+    x = eg.random.uniform([10])                    # tf.random.uniform
+    assert x.shape == (10,) and 0 <= x.numpy().min() and x.numpy().max() < 1
+
+
+def test_tf_print_in_a_session_prints_when_fetched(capsys):
+    with eg.Graph().as_default():
+        x = eg.placeholder(eg.float32, shape=(2,), name="x")
+        shown = eg.print("sum:", eg.reduce_sum(x))
+        with eg.control_dependencies([shown]):
+            doubled = eg.identity(x * 2)
+        assert capsys.readouterr().out == ""          # building prints nothing
+        with eg.Session() as sess:
+            np.testing.assert_allclose(sess.run(doubled, {x: [1.0, 2.0]}), [2.0, 4.0])
+            sess.run(x * 3, {x: [1.0, 1.0]})           # does not need the print
+    assert capsys.readouterr().out == "sum: 3.0\n"
+
+
+def test_star_import_keeps_pythons_builtins():
+    namespace = {}
+    exec("from edugraph import *", namespace)
+    assert "print" not in namespace and "range" not in namespace and "sum" not in namespace
+    assert namespace["Session"] is eg.Session and namespace["keras"] is eg.keras
