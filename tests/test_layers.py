@@ -273,3 +273,83 @@ def test_each_graph_numbers_its_layers_from_the_start():
             layers.dense(layers.dense(x, 3), 2)
         names.append([op.name for op in g.get_operations() if op.type == "MatMul"])
     assert names == [["dense/MatMul", "dense_1/MatMul"]] * 2
+
+
+# ----------------------------------------------------------------------------- recurrent
+def _lstm_and_torch(units=5, n_in=6):
+    eg.random.set_seed(3)
+    cell = layers.LSTMCell(units, dtype="float64")
+    cell.build_for((None, n_in))
+    reference = torch.nn.LSTMCell(n_in, units).double()
+    with torch.no_grad():             # Keras's (in, 4·units) weights are torch's transposed
+        reference.weight_ih.copy_(torch.tensor(cell.kernel.numpy().T))
+        reference.weight_hh.copy_(torch.tensor(cell.recurrent_kernel.numpy().T))
+        reference.bias_ih.copy_(torch.tensor(cell.bias.numpy()))
+        reference.bias_hh.zero_()
+    return cell, reference
+
+
+def test_lstm_cell_matches_torch_values_and_gradients():
+    cell, reference = _lstm_and_torch()
+    rng = np.random.default_rng(0)
+    x, h, c = rng.normal(size=(4, 6)), rng.normal(size=(4, 5)), rng.normal(size=(4, 5))
+    ex, eh, ec = (eg.tensor(a, requires_grad=True) for a in (x, h, c))
+    out, (h_new, c_new) = cell(ex, [eh, ec])
+    assert out is h_new
+    eg.reduce_sum(out * out + 2 * c_new).backward()
+    tx, th, tc = (torch.tensor(a, requires_grad=True) for a in (x, h, c))
+    t_h, t_c = reference(tx, (th, tc))
+    (t_h * t_h + 2 * t_c).sum().backward()
+    np.testing.assert_allclose(out.numpy(), t_h.detach().numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(c_new.numpy(), t_c.detach().numpy(), rtol=1e-12, atol=1e-12)
+    for mine, theirs in ((ex, tx), (eh, th), (ec, tc)):
+        np.testing.assert_allclose(mine.grad.numpy(), theirs.grad.numpy(), rtol=1e-10,
+                                   atol=1e-12)
+    np.testing.assert_allclose(cell.kernel.grad.numpy(), reference.weight_ih.grad.numpy().T,
+                               rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(cell.bias.grad.numpy(), reference.bias_ih.grad.numpy(),
+                               rtol=1e-10, atol=1e-12)
+
+
+def test_lstm_cell_gradcheck_and_initial_weights(device):
+    rng = np.random.default_rng(1)
+    x, h, c = rng.normal(size=(3, 6)), rng.normal(size=(3, 5)), rng.normal(size=(3, 5))
+    with eg.device(device):
+        cell = layers.LSTMCell(5, dtype="float64")
+        cell.build_for((None, 6))
+    gradcheck(lambda x, h, c: eg.concat(list(cell(x, [h, c])[1]), axis=1), x, h, c,
+              device=device, name="lstm_cell")
+    bias = cell.bias.numpy()
+    np.testing.assert_array_equal(bias[5:10], 1.0)        # unit_forget_bias
+    np.testing.assert_array_equal(np.delete(bias, np.s_[5:10]), 0.0)
+    r = cell.recurrent_kernel.numpy()
+    np.testing.assert_allclose(r @ r.T, np.eye(5), atol=1e-12)   # orthogonal rows
+    assert [v.shape for v in cell.trainable_variables] == [(6, 20), (5, 20), (20,)]
+
+
+def test_lstm_cell_in_a_session_graph_and_a_traced_function():
+    rng = np.random.default_rng(2)
+    x, h, c = (rng.normal(size=(3, 4)).astype(np.float32) for _ in range(3))
+    eg.random.set_seed(5)
+    cell = layers.LSTMCell(4)
+    out, (_, c_new) = cell(eg.tensor(x), [eg.tensor(h), eg.tensor(c)])
+    expected = [out.numpy(), c_new.numpy()]
+    traced = eg.function(lambda x, state: cell(x, state))
+    got = traced(eg.tensor(x), [eg.tensor(h), eg.tensor(c)])
+    np.testing.assert_allclose(got[0].numpy(), expected[0], rtol=1e-5)
+    with eg.Graph().as_default():
+        px, ph, pc = (eg.placeholder(eg.float32, shape=(None, 4)) for _ in range(3))
+        graph_cell = layers.LSTMCell(4)
+        g_out, (_, g_c) = graph_cell(px, [ph, pc])
+        grads = eg.gradients(eg.reduce_sum(g_out), graph_cell.trainable_variables)
+        with eg.Session() as sess:
+            sess.run(eg.global_variables_initializer())
+            for var, value in zip(graph_cell.variables, cell.get_weights()):
+                var.load(value, sess)
+            values = sess.run([g_out, g_c] + grads, {px: x, ph: h, pc: c})
+    np.testing.assert_allclose(values[0], expected[0], rtol=1e-5)
+    np.testing.assert_allclose(values[1], expected[1], rtol=1e-5)
+    with eg.GradientTape() as tape:
+        loss = eg.reduce_sum(cell(eg.tensor(x), [eg.tensor(h), eg.tensor(c)])[0])
+    for g_graph, g_eager in zip(values[2:], tape.gradient(loss, cell.trainable_variables)):
+        np.testing.assert_allclose(g_graph, g_eager.numpy(), rtol=1e-4, atol=1e-6)

@@ -26,7 +26,7 @@ __all__ = ["Initializer", "Zeros", "Ones", "Constant", "RandomNormal", "RandomUn
            "random_normal", "random_uniform", "truncated_normal", "variance_scaling",
            "glorot_uniform", "glorot_normal", "xavier_uniform", "xavier_normal", "he_normal",
            "he_uniform", "lecun_normal", "lecun_uniform", "variance_scaling_initializer",
-           "compute_fans", "get"]
+           "Orthogonal", "orthogonal", "compute_fans", "get"]
 
 
 class Initializer:
@@ -182,6 +182,23 @@ class LecunUniform(VarianceScaling):
         super().__init__(1.0, "fan_in", "uniform", seed)
 
 
+class Orthogonal(Initializer):
+    """A random orthogonal matrix (rows or columns orthonormal), times ``gain``: Keras's default
+    for recurrent weights, which keeps a state's length as it is multiplied step after step."""
+
+    def __init__(self, gain=1.0, seed=None):
+        super().__init__(seed)
+        self.gain = gain
+
+    def sample(self, shape):
+        rows, cols = int(np.prod(shape[:-1])), shape[-1]
+        a = self.rng().standard_normal((max(rows, cols), min(rows, cols)))
+        q, r = np.linalg.qr(a)
+        q *= np.sign(np.diag(r))            # a uniformly random orthogonal matrix
+        q = q if rows >= cols else q.T
+        return self.gain * q.reshape(shape)
+
+
 # Keras's lower-case spellings are the classes themselves: eg.initializers.he_normal().
 zeros, ones, constant = Zeros, Ones, Constant
 random_normal, random_uniform, truncated_normal = RandomNormal, RandomUniform, TruncatedNormal
@@ -190,6 +207,7 @@ glorot_uniform, glorot_normal = GlorotUniform, GlorotNormal
 xavier_uniform, xavier_normal = GlorotUniform, GlorotNormal
 he_normal, he_uniform = HeNormal, HeUniform
 lecun_normal, lecun_uniform = LecunNormal, LecunUniform
+orthogonal = Orthogonal
 
 _BY_NAME = {name: cls for name, cls in globals().items()
             if isinstance(cls, type) and issubclass(cls, Initializer) and cls is not Initializer}

@@ -10,6 +10,7 @@ from .core import (Activation, Add, Concatenate, Dense, Dropout, Flatten, LeakyR
                    Reshape, Softmax)
 from .embedding import Embedding
 from .normalization import BatchNormalization, LayerNormalization
+from .recurrent import LSTMCell
 from ..nn.module import KerasTensor, Module as Layer
 
 Convolution2D, MaxPool2D = Conv2D, MaxPooling2D
@@ -17,7 +18,7 @@ Convolution2D, MaxPool2D = Conv2D, MaxPooling2D
 __all__ = ["Layer", "KerasTensor", "Dense", "Activation", "ReLU", "Softmax", "LeakyReLU",
            "Flatten", "Reshape", "Dropout", "Add", "Concatenate", "Conv2D", "Convolution2D",
            "MaxPooling2D", "MaxPool2D", "GlobalAveragePooling2D", "BatchNormalization",
-           "LayerNormalization", "Embedding", "activations", "dense", "conv2d",
+           "LayerNormalization", "Embedding", "LSTMCell", "activations", "dense", "conv2d",
            "max_pooling2d", "flatten", "dropout"]
 
 
