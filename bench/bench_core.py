@@ -9,6 +9,7 @@ Workloads (from the lecture):
 2. two-layer ReLU net, N, D, H = 64, 1000, 100, L2 loss, one SGD step
 3. large graph: workload 1 with N, D = 3000, 4000 (time and peak memory)
 4. per-op overhead: 1000 chained scalar adds, forward and backward
+5. the slides' tf.function example: one LSTMCell(10) step on a (10, 10) input, forward only
 
 Columns: numpy (forward plus hand-derived backward: what a student would write without a
 framework), edugraph eager (``backward()``), a static graph run by ``Session.run`` (gradients
@@ -108,6 +109,15 @@ def two_layer_data(n=64, d=1000, h=100, seed=0):
     return x, y, w1, w2
 
 
+def lstm_data(units=10, batch=10, seed=0):
+    """Input, state [h, c] and the cell's weights (kernel, recurrent kernel, bias)."""
+    rng = np.random.default_rng(seed)
+    x, h, c = (rng.standard_normal((batch, units)).astype(np.float32) for _ in range(3))
+    weights = [rng.standard_normal(s).astype(np.float32) * 0.3
+               for s in ((units, 4 * units), (units, 4 * units), (4 * units,))]
+    return x, [h, c], weights
+
+
 # --------------------------------------------------------------------------- numpy by hand
 def numpy_tiny(x, y, z):
     a = x * y
@@ -142,6 +152,22 @@ def numpy_chain(n_ops):
         for _ in range(n_ops):
             y = np.add(y, one)
         return y, one                   # d(chain)/dx = 1: the backward of adds copies it
+    return run
+
+
+def numpy_lstm(x, state, weights):
+    kernel, recurrent, bias = weights
+    h, c = state
+    n = h.shape[1]
+
+    def sigmoid(v):
+        return 1 / (1 + np.exp(-v))
+
+    def run():
+        z = x @ kernel + h @ recurrent + bias
+        c_new = sigmoid(z[:, n:2 * n]) * c + sigmoid(z[:, :n]) * np.tanh(z[:, 2 * n:3 * n])
+        h_new = sigmoid(z[:, 3 * n:]) * np.tanh(c_new)
+        return h_new, [h_new, c_new]
     return run
 
 
@@ -186,6 +212,18 @@ def eager_chain(n_ops):
     return run
 
 
+def _lstm_cell(weights):
+    cell = eg.layers.LSTMCell(weights[0].shape[1] // 4)
+    cell.build_for((None, weights[0].shape[0]))
+    cell.set_weights(weights)
+    return cell
+
+
+def eager_lstm(x, state, weights):
+    cell, tx, tstate = _lstm_cell(weights), eg.tensor(x), [eg.tensor(s) for s in state]
+    return lambda: cell(tx, tstate)
+
+
 # --------------------------------------------------------------------------- static graph
 def session_tiny(x_val, y_val, z_val):
     """c = sum(x*y + z) and its gradients, fetched with one Session.run."""
@@ -226,6 +264,22 @@ def session_chain(n_ops):
         fetches = [y, eg.gradients(y, [x])[0]]
     sess = eg.Session(graph=graph)
     feeds = {x: np.float32(0.0)}
+    return lambda: sess.run(fetches, feeds)
+
+
+def session_lstm(x_val, state_val, weights):
+    graph = eg.Graph()
+    with graph.as_default():
+        x = eg.placeholder(eg.float32, shape=x_val.shape)
+        h, c = (eg.placeholder(eg.float32, shape=s.shape) for s in state_val)
+        cell = eg.layers.LSTMCell(weights[0].shape[1] // 4)
+        out, state = cell(x, [h, c])
+        init = eg.global_variables_initializer()
+    sess = eg.Session(graph=graph)
+    sess.run(init)
+    for var, value in zip(cell.variables, weights):
+        var.load(value, sess)
+    fetches, feeds = [out, state], {x: x_val, h: state_val[0], c: state_val[1]}
     return lambda: sess.run(fetches, feeds)
 
 
@@ -275,6 +329,14 @@ def traced_chain(n_ops):
     return lambda: chain(x)
 
 
+def traced_lstm(x, state, weights):
+    """The slide: ``fn = tf.function(lambda input, state: lstm_cell(input, state))``."""
+    cell, tx, tstate = _lstm_cell(weights), eg.tensor(x), [eg.tensor(s) for s in state]
+    fn = eg.function(lambda input, state: cell(input, state))
+    fn.get_concrete_function(tx, tstate)
+    return lambda: fn(tx, tstate)
+
+
 # --------------------------------------------------------------------------- PyTorch eager
 def torch_tiny(x, y, z):
     tx, ty, tz = (torch.tensor(a, requires_grad=True) for a in (x, y, z))
@@ -313,6 +375,22 @@ def torch_chain(n_ops):
             y = y + 1.0
         y.backward()
         return y, x.grad
+    return run
+
+
+def torch_lstm(x, state, weights):
+    cell = torch.nn.LSTMCell(x.shape[1], state[0].shape[1])
+    with torch.no_grad():
+        cell.weight_ih.copy_(torch.tensor(weights[0].T))
+        cell.weight_hh.copy_(torch.tensor(weights[1].T))
+        cell.bias_ih.copy_(torch.tensor(weights[2]))
+        cell.bias_hh.zero_()
+    tx, tstate = torch.tensor(x), tuple(torch.tensor(s) for s in state)
+
+    def run():
+        with torch.no_grad():
+            h, c = cell(tx, tstate)
+        return h, [h, c]
     return run
 
 
@@ -392,6 +470,14 @@ def main(argv=None):
                       "torch": torch_chain(n_ops) if have_torch else None}, repeat)
     row(f"4 chain of {n_ops} scalar adds", t, [
         f"eager: {(t['eager'] - t['numpy']) / n_ops * 1e6:.2f} µs per op over numpy"])
+
+    data = lstm_data()
+    t = run_workload({"numpy": numpy_lstm(*data), "eager": eager_lstm(*data),
+                      "session": session_lstm(*data), "traced": traced_lstm(*data),
+                      "torch": torch_lstm(*data) if have_torch else None}, repeat)
+    row("5 LSTMCell(10) step, forward", t, [
+        f"the slides' tf.function example: traced {t['eager'] / t['traced']:.1f}x faster "
+        "than eager"])
 
 
 if __name__ == "__main__":

@@ -60,3 +60,12 @@ def test_two_layer_step_contenders_agree(steps):
         losses = [float(values(run())[0]) for _ in range(steps)]
         np.testing.assert_allclose(losses, numpy_losses, rtol=1e-4, err_msg=name)
     assert numpy_losses[-1] < numpy_losses[0]          # the steps really train
+
+
+def test_lstm_step_contenders_agree():
+    data = bench.lstm_data()
+    expected = values(bench.numpy_lstm(*data)())
+    for name, run in contenders("lstm", *data).items():
+        if run is not None:
+            for got, want in zip(values(run()), expected, strict=True):
+                np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=name)
