@@ -14,7 +14,7 @@ import numpy as np
 from ..context import state, _sequence
 from ..devices import current_device, _scope
 from ..errors import DeviceError, GradientError, ShapeError
-from ..tensor import Tensor, constant_like, float32
+from ..tensor import Tensor, _number_tensor, constant_like, float32
 
 
 class Op:
@@ -105,6 +105,12 @@ def apply(op, *args, name=None):
 
 def _as_tensors(args):
     """Numbers and arrays among ``args`` become constants next to the first tensor."""
+    if len(args) == 2:                  # x + 1.0, 2.0 * x: the common case, kept short
+        a, b = args
+        if b.__class__ is float and a.__class__ is Tensor and a._value.dtype.kind == "f":
+            return a, _number_tensor(b, "f", a)
+        if a.__class__ is float and b.__class__ is Tensor and b._value.dtype.kind == "f":
+            return _number_tensor(a, "f", b), b
     ref = None
     for a in args:
         if isinstance(a, Tensor):
