@@ -311,10 +311,9 @@ def device(spec):
         placed = get_device(spec)
     except DeviceError as error:
         graph = context.state.graph
-        if graph is None or not getattr(graph, "places_when_run", False) or \
-                str(error).startswith("Unknown device"):
+        if graph is None or not getattr(graph, "places_when_run", False):
             raise
-        placed = MissingDevice(*_parse(spec), str(error))
+        placed = MissingDevice(*_parse(spec), str(error))     # (an unknown name raises here)
     _scope.stack.append(placed)
     try:
         yield _scope.stack[-1]

@@ -167,8 +167,8 @@ class Plan:
             return slots.setdefault(t, len(slots))
 
         place = _placement(session.config.allow_soft_placement)
-        self.feed_slots = [(orig, slot(new), None if place(new.op).kind == "cpu"
-                            else place(new.op)) for orig, new in zip(feeds, fed_new)]
+        self.feed_slots = [(orig, slot(new), _off_host(place(new.op)))
+                           for orig, new in zip(feeds, fed_new)]
         fed = set(fed_new)
         needed = passes.needed_ops(outputs, fed)
         steps, initial = [], {}
@@ -178,8 +178,7 @@ class Plan:
                 continue
             device = place(op)
             if log:
-                print(f"{op.name}: ({op.type}): /job:localhost/replica:0/task:0"
-                      f"/device:{device.kind.upper()}:{device.index}")
+                print(f"{op.name}: ({op.type}): {device.full_name}")
             out = op.outputs[0]
             if hasattr(op.eg_op, "value"):      # constants are put on their device once
                 initial[slot(out)] = device.put(np.array(op.eg_op.value))
@@ -268,6 +267,11 @@ def _placement(soft):
             f"{device.reason} Or keep the graph and run it on the CPU: "
             "eg.Session(config=eg.ConfigProto(allow_soft_placement=True)).")
     return place
+
+
+def _off_host(device):
+    """``device``, or None for the CPU (a fed value then needs no copy)."""
+    return None if device.kind == "cpu" else device
 
 
 def _pad(fetches, outputs):

@@ -15,6 +15,7 @@ from .. import initializers
 from ..nn.module import Module, fan_in_shape
 from ..ops.activation import sigmoid, tanh
 from ..ops.linalg import matmul
+from ..ops.random import zeros
 
 
 class LSTMCell(Module):
@@ -59,7 +60,6 @@ class LSTMCell(Module):
 
     def get_initial_state(self, batch_size, dtype=None):
         """Zeros for ``[h, c]``."""
-        from ..ops.random import zeros
         return [zeros((batch_size, self.units), dtype or self.dtype) for _ in range(2)]
 
     def compute_output_shape(self, input_shape):

@@ -1,6 +1,6 @@
 """Keras's optimizer names and defaults (``tf.keras.optimizers.Adam()``, ``compile("adam")``) on
-edugraph's update rules (``eg.train``). The rules are TF1's, so two details differ from Keras's own code:
-RMSprop's mean square starts at 1 (not 0) and Adagrad has no epsilon."""
+edugraph's update rules (``eg.train``). The rules are TF1's, so two details differ from Keras's
+own code: RMSprop's mean square starts at 1 (not 0) and Adagrad has no epsilon."""
 from .. import train
 
 __all__ = ["SGD", "Adam", "RMSprop", "Adagrad", "Adadelta", "Ftrl", "get"]

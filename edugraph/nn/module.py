@@ -17,7 +17,6 @@ owns variables and computes outputs from inputs with ops — and differ only in 
 Layers compute with edugraph ops only, so the same layer runs eagerly, inside a Session graph
 and in traced functions, on every device, and its gradients come from the ops.
 """
-import contextlib
 import inspect
 import itertools
 import re
@@ -27,6 +26,7 @@ from collections import defaultdict
 import numpy as np
 
 from .. import context, initializers
+from ..graph.core import name_scope
 from ..tensor import Tensor, as_dtype, float32
 from ..variable import Variable
 
@@ -269,9 +269,7 @@ class Module:
         self._added_losses = []
         if self._takes_training():
             kwargs["training"] = training
-        graph = context.state.graph
-        # in a graph, the layer's ops are named like TF1's: dense/MatMul, dense/Relu
-        with graph.name_scope(self.name) if graph is not None else contextlib.nullcontext():
+        with name_scope(self.name):     # in a graph, TF1's names: dense/MatMul, dense/Relu
             out = self.call(*args, **kwargs)
         if self.output_shape is None and isinstance(out, Tensor):
             self.output_shape = (None,) + tuple(out.shape[1:])
