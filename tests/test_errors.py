@@ -125,6 +125,11 @@ def test_axis_out_of_range_names_the_axes(device):
         eg.reduce_max(x, (0, 4))
     with pytest.raises(ShapeError, match=r"^log_softmax over axis 2"):
         eg.log_softmax(x, 2)
+    with pytest.raises(ShapeError, match=r"^expand_dims\(axis=3\): .*\(2, 3\) has 3 axes, "
+                                         r"so axis must be in -3\.\.2"):
+        eg.expand_dims(x, 3)
+    with pytest.raises(ShapeError, match=r"axis must be in -3\.\.2"):
+        eg.expand_dims(x, -4)
 
 
 def test_indices_must_be_integers(device):

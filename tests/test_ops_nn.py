@@ -52,6 +52,34 @@ def test_relu_gradient_at_zero_is_zero(device):
     np.testing.assert_array_equal(x.grad.numpy(), [0, 0, 1])
 
 
+def test_relu_backward_is_one_relu_grad_node_as_in_tf():
+    """TF's gradient graph shows one ReluGrad per relu; its own gradient is the same mask."""
+    graph = eg.Graph()
+    with graph.as_default():
+        x = eg.placeholder(eg.float64, shape=(3,))
+        (g,) = eg.gradients(eg.reduce_sum(eg.nn.relu(x) * 2.0), [x])
+        (gg,) = eg.gradients(eg.reduce_sum(g * x), [x])
+    types = [op.type for op in graph.get_operations()]
+    assert types.count("ReluGrad") >= 2 and "Greater" not in types and "Cast" not in types
+    with eg.Session(graph=graph) as sess:
+        grad, second = sess.run([g, gg], {x: [-1.0, 0.0, 3.0]})
+    np.testing.assert_array_equal(grad, [0, 0, 2])     # d(2·relu(x))/dx
+    np.testing.assert_array_equal(second, [0, 0, 2])    # d(g·x)/dx = g: relu_grad is linear in g
+
+
+def test_relu_second_derivatives_match_finite_differences(device):
+    """Through relu_grad's own backward: d/dw of (dloss/dx · v) in a relu net."""
+    rng = np.random.default_rng(0)
+    x0, v = rng.standard_normal((4, 3)), rng.standard_normal((4, 3))
+
+    def first_derivative_along_v(w):
+        x = on(device, x0, requires_grad=True)
+        (g,) = eg.grad(eg.reduce_sum(eg.nn.relu(x @ w) ** 2), [x], create_graph=True)
+        return eg.reduce_sum(g * on(device, v))
+    gradcheck(first_derivative_along_v, rng.standard_normal((3, 5)), device=device,
+              name="relu second derivative")
+
+
 def test_sigmoid_and_tanh_saturate_without_overflow(device):
     x = on(device, [-1e4, -50.0, 0.0, 50.0, 1e4], requires_grad=True)
     with np.errstate(over="raise"):

@@ -14,7 +14,20 @@ class Relu(Op):
         return xp.maximum(x, 0)
 
     def backward(self, grad, out, x):
-        return (grad * cast(out > 0, grad.dtype),)
+        return (relu_grad(grad, out),)
+
+
+class ReluGrad(Op):
+    """Relu's backward as one op, as TF has it: ``grad`` where relu's output is positive, 0
+    elsewhere (one node, not compare, cast and multiply: in eager mode one op call, not three)."""
+
+    name, gate = "relu_grad", "routes"
+
+    def forward(self, xp, grad, out):
+        return grad * (out > 0)
+
+    def backward(self, grad, out, upstream, relu_out):
+        return relu_grad(grad, relu_out), None      # piecewise linear: no second derivative
 
 
 class LeakyRelu(Op):
@@ -108,6 +121,11 @@ class DropoutMask(RandomOp):
 
 def relu(x, name=None):
     return apply(Relu(), x, name=name)
+
+
+def relu_grad(grad, out, name=None):
+    """The gradient through a relu whose output was ``out`` (TF's ``ReluGrad``)."""
+    return apply(ReluGrad(), grad, out, name=name)
 
 
 def leaky_relu(x, alpha=0.2, name=None):

@@ -38,7 +38,8 @@ class Mean(Reduction):
         return xp.asarray(x.mean(axis=self.axis, keepdims=self.keepdims))
 
     def backward(self, grad, out, x):
-        return (self._spread(grad, x) / reduced_count(x, self.axis),)
+        # divided before it is spread: the division runs on the (small) reduced shape
+        return (self._spread(grad / reduced_count(x, self.axis), x),)
 
 
 class Max(Reduction):
