@@ -12,6 +12,10 @@ def test_numbers_next_to_tensors_keep_adapting_to_the_tensor():
     assert (eg.tensor([1, 2]) * 2.5).dtype == eg.float32
     assert (eg.tensor([True, False]) + 1).dtype == eg.int64
     np.testing.assert_array_equal((2 - eg.tensor([1.0, 3.0])).numpy(), [1.0, -1.0])
+    assert (eg.tensor([1.0], dtype=eg.float64) / 3).dtype == eg.float64
+    assert (3 * eg.tensor([1.0], dtype=eg.float64)).dtype == eg.float64
+    big = 2**53 + 1                     # an int next to a float64 tensor rounds like numpy's
+    assert (eg.tensor([0.0], dtype=eg.float64) + big).numpy()[0] == np.float64(big)
 
 
 def test_signed_zeros_are_not_confused_by_the_constant_cache():

@@ -103,13 +103,16 @@ def apply(op, *args, name=None):
     return out
 
 
+_INT_OR_FLOAT = {int, float}
+
+
 def _as_tensors(args):
     """Numbers and arrays among ``args`` become constants next to the first tensor."""
-    if len(args) == 2:                  # x + 1.0, 2.0 * x: the common case, kept short
-        a, b = args
-        if b.__class__ is float and a.__class__ is Tensor and a._value.dtype.kind == "f":
+    if len(args) == 2:                  # x + 1.0, 2 * x, x / n: the common case, kept short
+        a, b = args                     # (next to a float tensor an int is a float constant)
+        if b.__class__ in _INT_OR_FLOAT and a.__class__ is Tensor and a._value.dtype.kind == "f":
             return a, _number_tensor(b, "f", a)
-        if a.__class__ is float and b.__class__ is Tensor and b._value.dtype.kind == "f":
+        if a.__class__ in _INT_OR_FLOAT and b.__class__ is Tensor and b._value.dtype.kind == "f":
             return _number_tensor(a, "f", b), b
     ref = None
     for a in args:
