@@ -5,8 +5,10 @@
 3. Each node's op turns its output gradient into its inputs' gradients (``op.backward``);
    each is reduced to its input's shape (``sum_to_shape``) and *summed* where branches meet.
 """
+import math
 import operator
 
+from . import context
 from .context import state, no_grad, enable_grad, next_sequence
 from .errors import GradientError
 from .ops import base as _base  # (module import: tensor.py loads this file while ops load)
@@ -69,6 +71,7 @@ def _propagate(outputs, seeds, boundary=0, wanted=(), accumulate=True):
         grads[out] = grads[out] + seed if out in grads else seed
     found = {}
     sum_to_shape = _base.sum_to_shape
+    changed = context.last_in_place_change
     for node in _reverse_topological_order(outputs, boundary):
         grad = grads.pop(node, None)
         if grad is None:
@@ -83,7 +86,8 @@ def _propagate(outputs, seeds, boundary=0, wanted=(), accumulate=True):
         if accumulate and node._retain:
             node.grad = grad
         inputs = node._inputs
-        for inp, g in zip(inputs, op.backward(grad, node, *inputs)):
+        backward_inputs = inputs if node._seq > changed else _guard_changed_inputs(node)
+        for inp, g in zip(inputs, op.backward(grad, node, *backward_inputs)):
             if g is None or not inp.requires_grad:
                 continue
             if g.shape != inp.shape or inp.graph is not None:
@@ -91,6 +95,43 @@ def _propagate(outputs, seeds, boundary=0, wanted=(), accumulate=True):
             total = grads.get(inp)              # (same shape, eager: nothing to undo)
             grads[inp] = g if total is None else total + g      # branches sum
     return found
+
+
+def _guard_changed_inputs(node):
+    """``node``'s inputs, with a stand-in for each one changed in place since ``node`` used it.
+    Its old values are gone, so a backward that reads it must fail clearly (PyTorch's
+    "modified by an inplace operation"); one that does not (``w * x`` for w's gradient
+    reads only x) still gives the right answer, as in TF."""
+    return tuple(_Overwritten(inp, node) if getattr(inp, "_changed_at", 0) > node._seq else inp
+                 for inp in node._inputs)
+
+
+class _Overwritten(Tensor):
+    """An input changed in place after ``node`` used it: shape and dtype, but no values."""
+
+    __slots__ = ("_shape", "_dtype", "_user")
+
+    def __init__(self, original, node):
+        super().__init__(None, original.device, original.requires_grad, original.name)
+        self._shape, self._dtype, self._user = original.shape, original.dtype, node
+
+    @property
+    def _value(self):
+        op = self._user._op.name
+        what = f"its variable '{self.name}'" if self.name else "an input"
+        raise GradientError(
+            f"The gradient of {op} needs the values of {what} (shape {self._shape}), but they "
+            f"were changed in place (assign, assign_add/sub or .data = ...) after {op} used them. "
+            "Take the gradients first and change the variables after (grads = "
+            "tape.gradient(loss, [w1, w2]), then the assigns), or run the forward pass again.")
+
+    @_value.setter
+    def _value(self, value):        # (Tensor.__init__ sets it: nothing to keep)
+        pass
+
+    shape = property(lambda self: self._shape)
+    dtype = property(lambda self: self._dtype)
+    size = property(lambda self: math.prod(self._shape))
 
 
 def backward(output, grad=None, create_graph=False):

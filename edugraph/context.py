@@ -27,6 +27,17 @@ def next_sequence():
     return next(_sequence)
 
 
+last_in_place_change = 0           # when a tensor's values were last overwritten (a sequence no.)
+
+
+def note_in_place_change(tensor):
+    """``tensor``'s values were just overwritten in place (``assign``, ``x.data = ...``): stamp
+    it, so that backward refuses nodes recorded earlier that read it (their gradient would be
+    computed from the new values: PyTorch's "modified by an inplace operation" error)."""
+    global last_in_place_change
+    last_in_place_change = tensor._changed_at = next(_sequence)
+
+
 class _GradMode:
     """Context manager *and* decorator that sets whether eager ops record for backward."""
 

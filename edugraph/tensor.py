@@ -7,7 +7,7 @@ gives the computational graph that ``backward()`` walks.
 import numpy as np
 
 from . import devices as _device
-from .context import state
+from .context import note_in_place_change, state
 
 float16, float32, float64 = np.dtype("float16"), np.dtype("float32"), np.dtype("float64")
 int8, int16, int32, int64 = (np.dtype(f"int{n}") for n in (8, 16, 32, 64))
@@ -35,8 +35,9 @@ def _infer_dtype(data):
 class Tensor:
     """A multi-dimensional array on a device that can record how it was computed."""
 
+    # (_changed_at is set only when the values are overwritten in place: see autodiff.py)
     __slots__ = ("_value", "device", "requires_grad", "grad", "_op", "_inputs", "_seq",
-                 "_retain", "name", "__weakref__")
+                 "_retain", "name", "_changed_at", "__weakref__")
     graph = None                    # eager tensors belong to no graph; symbolic ones set it
     __array_ufunc__ = None          # numpy_array * tensor → Tensor.__rmul__, never object arrays
 
@@ -171,6 +172,7 @@ class Tensor:
         if value.shape != self.shape:
             raise ValueError(f"x.data = ... needs shape {self.shape}, got {value.shape}.")
         self._value = value
+        note_in_place_change(self)
 
     def requires_grad_(self, requires_grad=True):
         if requires_grad and not self.is_floating_point():

@@ -10,7 +10,7 @@ import itertools
 
 import numpy as np
 
-from .context import state
+from .context import note_in_place_change, state
 from .tensor import Tensor, tensor
 
 _graph_variable_class = None        # set by edugraph.graph: what Variable(...) makes in a graph
@@ -43,18 +43,21 @@ class Variable(Tensor):
         if _in_graph(value):
             return _graph_assign(self, value, "assign")
         self._value[...] = self._array(value)
+        note_in_place_change(self)
         return self
 
     def assign_add(self, delta):
         if _in_graph(delta):
             return _graph_assign(self, delta, "add")
         self._value += self._array(delta)
+        note_in_place_change(self)
         return self
 
     def assign_sub(self, delta):
         if _in_graph(delta):
             return _graph_assign(self, delta, "sub")
         self._value -= self._array(delta)
+        note_in_place_change(self)
         return self
 
     def _array(self, value):

@@ -267,3 +267,62 @@ def test_gradients_are_differentiable(device, name):
         return eg.grad(eg.reduce_sum(fn(x)), x, create_graph=True)
 
     gradcheck(first_derivative, np.array(values), device=device, name=f"d/dx {name}")
+
+
+# ----------------------------------------------------------------- values changed in place
+def test_backward_refuses_a_variable_changed_after_an_op_that_needs_it(device):
+    """PyTorch's "modified by an inplace operation": the old values are gone, so an error
+    that names the op and the variable, not a gradient from the new values."""
+    with eg.device(device):
+        w = eg.Variable([1.0, 2.0], name="w")
+    loss = eg.reduce_sum(w * w)
+    w.assign(on(device, [3.0, 4.0]))
+    with pytest.raises(eg.errors.GradientError,
+                       match=r"^The gradient of mul needs the values of its variable 'w' "
+                             r"\(shape \(2,\)\), but they were changed in place"):
+        loss.backward()
+    loss = eg.reduce_sum(w * w)                 # a fresh forward pass is fine
+    loss.backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [6.0, 8.0])
+
+
+def test_a_change_the_gradient_does_not_need_is_allowed(device):
+    """d(w·x)/dw reads only x: a step that assigns w inside the tape keeps working, as in TF."""
+    x = on(device, [1.0, 2.0])
+    with eg.device(device):
+        w = eg.Variable([0.5, -1.0], name="w")
+    with eg.GradientTape() as tape:
+        loss = eg.reduce_sum(w * x)
+        w.assign_sub(on(device, [0.1, 0.1]))
+    np.testing.assert_array_equal(tape.gradient(loss, w).numpy(), [1.0, 2.0])
+
+
+def test_taking_gradients_one_at_a_time_between_assigns_is_refused():
+    """The classic slip: update w2, then ask for w1's gradient (which needs the old w2)."""
+    x = eg.tensor(np.ones((3, 2)))
+    w1, w2 = eg.Variable(np.ones((2, 2)), name="w1"), eg.Variable(np.ones((2, 1)), name="w2")
+    with eg.GradientTape(persistent=True) as tape:
+        loss = eg.reduce_sum(x @ w1 @ w2)
+    w2.assign_sub(0.1 * tape.gradient(loss, w2))
+    with pytest.raises(eg.errors.GradientError, match="matmul needs the values of its "
+                                                      "variable 'w2'"):
+        tape.gradient(loss, w1)
+    with eg.GradientTape() as tape:              # the right way: all gradients, then assigns
+        loss = eg.reduce_sum(x @ w1 @ w2)
+    g1, g2 = tape.gradient(loss, [w1, w2])
+    w1.assign_sub(0.1 * g1)
+    w2.assign_sub(0.1 * g2)
+    np.testing.assert_allclose(g1.numpy(), np.full((2, 2), 3 * 0.4))
+
+
+def test_data_assignment_and_traced_assigns_count_as_changes():
+    x = eg.tensor([1.0, 2.0], requires_grad=True)
+    loss = eg.reduce_sum(x * x)
+    x.data = [5.0, 5.0]
+    with pytest.raises(eg.errors.GradientError, match=r"mul needs the values of an input \(shape"):
+        loss.backward()
+    w = eg.Variable([1.0, 2.0], name="w")
+    loss = eg.reduce_sum(w * w)
+    eg.function(lambda: w.assign_add([1.0, 1.0]))()      # writes w's storage when it runs
+    with pytest.raises(eg.errors.GradientError, match="variable 'w'"):
+        loss.backward()

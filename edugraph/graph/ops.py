@@ -5,6 +5,7 @@ session: a variable's value lives in each Session, an assign writes it, a captur
 is read when the graph runs. Each gives the Session a ``session_step(session, node)``: the
 function to call for that node in that session.
 """
+from ..context import note_in_place_change
 from ..errors import FailedPreconditionError
 from ..ops.base import Op
 
@@ -55,6 +56,8 @@ class Assign(Op):
                 read()[...] += value
             else:
                 read()[...] -= value
+            if var.graph is None:                   # an eager Variable's own storage
+                note_in_place_change(var)
             return values[var]
         return assign
 

@@ -40,7 +40,9 @@ class Multiply(Elementwise):
         return x * y
 
     def backward(self, grad, out, x, y):
-        return grad * y, grad * x               # mul switches: each gets the other input
+        grad_x = grad * y if x.requires_grad else None      # mul switches: each input gets
+        grad_y = grad * x if y.requires_grad else None      # the upstream times the other
+        return grad_x, grad_y
 
 
 class Divide(Elementwise):
