@@ -101,27 +101,54 @@ def _guard_changed_inputs(node):
     """``node``'s inputs, with a stand-in for each one changed in place since ``node`` used it.
     Its old values are gone, so a backward that reads it must fail clearly (PyTorch's
     "modified by an inplace operation"); one that does not (``w * x`` for w's gradient
-    reads only x) still gives the right answer, as in TF."""
-    return tuple(_Overwritten(inp, node) if getattr(inp, "_changed_at", 0) > node._seq else inp
-                 for inp in node._inputs)
+    reads only x) still gives the right answer, as in TF. An input that is a view of a
+    variable's array (``w.T``, ``w[0]``, ``w.detach()``) changed when the variable did."""
+    written = context.written_in_place_since(node._seq)
+    guarded = []
+    for inp in node._inputs:
+        if getattr(inp, "_changed_at", 0) > node._seq:
+            inp = _Overwritten(inp, node)
+        else:
+            variable = _viewed_variable(inp, written)
+            if variable is not None:
+                inp = _Overwritten(inp, node, view_of=variable)
+        guarded.append(inp)
+    return tuple(guarded)
+
+
+def _viewed_variable(tensor, written):
+    """The tensor among ``written`` whose array ``tensor``'s values share, if any."""
+    if tensor.graph is not None:
+        return None
+    for variable in written:
+        if variable.device is tensor.device and \
+                variable.device.xp.may_share_memory(tensor._value, variable._value):
+            return variable
+    return None
 
 
 class _Overwritten(Tensor):
     """An input changed in place after ``node`` used it: shape and dtype, but no values."""
 
-    __slots__ = ("_shape", "_dtype", "_user")
+    __slots__ = ("_shape", "_dtype", "_user", "_view_of")
 
-    def __init__(self, original, node):
+    def __init__(self, original, node, view_of=None):
         super().__init__(None, original.device, original.requires_grad, original.name)
         self._shape, self._dtype, self._user = original.shape, original.dtype, node
+        self._view_of = view_of
 
     @property
     def _value(self):
         op = self._user._op.name
-        what = f"its variable '{self.name}'" if self.name else "an input"
+        shape = f"(shape {self._shape})"
+        if self._view_of is not None:
+            source = f"variable '{self._view_of.name}'" if self._view_of.name else "a tensor"
+            what = f"an input {shape} that is a view of {source} (a reshape, slice, detach...)"
+        else:
+            what = f"its variable '{self.name}' {shape}" if self.name else f"an input {shape}"
         raise GradientError(
-            f"The gradient of {op} needs the values of {what} (shape {self._shape}), but they "
-            f"were changed in place (assign, assign_add/sub or .data = ...) after {op} used them. "
+            f"The gradient of {op} needs the values of {what}, but they were changed in place "
+            f"(assign, assign_add/sub or .data = ...) after {op} used them. "
             "Take the gradients first and change the variables after (grads = "
             "tape.gradient(loss, [w1, w2]), then the assigns), or run the forward pass again.")
 

@@ -7,6 +7,7 @@ import contextlib
 import functools
 import itertools
 import threading
+import weakref
 
 
 _static_default = [None]           # the graph every thread builds into once eager is disabled
@@ -28,14 +29,35 @@ def next_sequence():
 
 
 last_in_place_change = 0           # when a tensor's values were last overwritten (a sequence no.)
+_written_in_place = {}             # id → weakref of each tensor whose own array was written into
 
 
-def note_in_place_change(tensor):
+def note_in_place_change(tensor, array_written=True):
     """``tensor``'s values were just overwritten in place (``assign``, ``x.data = ...``): stamp
     it, so that backward refuses nodes recorded earlier that read it (their gradient would be
-    computed from the new values: PyTorch's "modified by an inplace operation" error)."""
+    computed from the new values: PyTorch's "modified by an inplace operation" error).
+
+    ``array_written``: its array itself was written (``assign``), so every view of that array
+    (a reshape, transpose, slice or detach of the tensor) changed too. ``x.data = ...`` instead
+    gives the tensor a new array, and views of the old one keep the values they had."""
     global last_in_place_change
     last_in_place_change = tensor._changed_at = next(_sequence)
+    if array_written:
+        _written_in_place[id(tensor)] = weakref.ref(tensor)
+    else:                           # (its array is new: nothing recorded before shares it)
+        _written_in_place.pop(id(tensor), None)
+
+
+def written_in_place_since(sequence):
+    """The live tensors whose arrays were written in place after ``sequence``."""
+    written = []
+    for key, ref in list(_written_in_place.items()):
+        tensor = ref()
+        if tensor is None:
+            _written_in_place.pop(key, None)
+        elif tensor._changed_at > sequence:
+            written.append(tensor)
+    return written
 
 
 class _GradMode:

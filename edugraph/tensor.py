@@ -172,7 +172,7 @@ class Tensor:
         if value.shape != self.shape:
             raise ValueError(f"x.data = ... needs shape {self.shape}, got {value.shape}.")
         self._value = value
-        note_in_place_change(self)
+        note_in_place_change(self, array_written=False)
 
     def requires_grad_(self, requires_grad=True):
         if requires_grad and not self.is_floating_point():

@@ -326,3 +326,115 @@ def test_data_assignment_and_traced_assigns_count_as_changes():
     eg.function(lambda: w.assign_add([1.0, 1.0]))()      # writes w's storage when it runs
     with pytest.raises(eg.errors.GradientError, match="variable 'w'"):
         loss.backward()
+
+
+VIEWS = {"transpose": lambda w: eg.transpose(w), "reshape": lambda w: eg.reshape(w, (3, 2)),
+         "slice": lambda w: w[:, 1:], "detach": lambda w: w.detach(),
+         "value": lambda w: w.value()}
+
+
+@pytest.mark.parametrize("view", VIEWS)
+def test_a_view_of_a_changed_variable_changed_with_it(device, view):
+    """A transpose, reshape, slice or detach shares the variable's array, so an assign
+    changes its values too: a backward that reads them is refused, naming the variable."""
+    with eg.device(device):
+        w = eg.Variable(np.arange(6.0).reshape(2, 3), name="w", dtype=eg.float64)
+    v = VIEWS[view](w)
+    x = on(device, np.ones(v.shape), requires_grad=True)
+    loss = eg.reduce_sum(v * x)
+    w.assign_add(on(device, np.ones((2, 3))))
+    with pytest.raises(eg.errors.GradientError,
+                       match=rf"^The gradient of mul needs the values of an input \(shape "
+                             rf"\({v.shape[0]}, {v.shape[1]}\)\) that is a view of variable 'w'"):
+        loss.backward()
+    x.requires_grad_(False)                     # w's gradient reads only x: still right
+    loss = eg.reduce_sum(VIEWS[view](w) * x)
+    w.assign_add(on(device, np.ones((2, 3))))
+    if view in ("detach", "value"):
+        assert not loss.requires_grad           # (cut off from w: nothing to differentiate)
+        return
+    loss.backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [[0, 1, 1], [0, 1, 1]] if view == "slice"
+                                  else np.ones((2, 3)))
+
+
+FILTERS = np.linspace(-1.0, 1.0, 4).reshape(2, 2, 1, 1)
+SHAPE_ONLY = {      # programs whose gradient for w reads w's shape, never its values
+    "sum": lambda w: eg.reduce_sum(w),
+    "mean over an axis": lambda w: eg.reduce_sum(eg.reduce_mean(w, axis=0) * [1.0, 2.0, 3.0]),
+    "sum of a slice": lambda w: eg.reduce_sum(w[1:, ::2]),
+    "integer indexing": lambda w: eg.reduce_sum(w[[0, 1, 1]] * [[1.0], [2.0], [3.0]]),
+    "gather": lambda w: eg.reduce_sum(eg.gather(w, eg.tensor([1, 1], device=w.device), axis=1)),
+    "broadcast_to": lambda w: eg.reduce_sum(eg.broadcast_to(w, (4, 2, 3)) * 0.5),
+    "reshape and transpose": lambda w: eg.reduce_sum(eg.transpose(eg.reshape(w, (3, 2)))),
+    "conv2d's input": lambda w: eg.reduce_sum(eg.nn.conv2d(
+        eg.reshape(w, (1, 2, 3, 1)), eg.tensor(FILTERS, device=w.device), padding="same")),
+}
+
+
+@pytest.mark.parametrize("program", SHAPE_ONLY)
+def test_a_change_only_shapes_depend_on_is_allowed(device, program):
+    """Reductions, indexing, gather, broadcasting and a conv's input gradient need only w's
+    shape, so changing w before backward leaves its gradient right (as in TF and PyTorch)."""
+    with eg.device(device):
+        w, untouched = (eg.Variable(np.arange(6.0).reshape(2, 3), name="w", dtype=eg.float64)
+                        for _ in range(2))
+    SHAPE_ONLY[program](untouched).backward()
+    loss = SHAPE_ONLY[program](w)
+    w.assign_add(on(device, np.full((2, 3), 10.0)))
+    loss.backward()
+    np.testing.assert_array_equal(w.grad.numpy(), untouched.grad.numpy())
+    assert np.any(w.grad.numpy() != 0)
+
+
+def test_data_assignment_leaves_views_of_the_old_array_alone(device):
+    """``w.data = ...`` gives w a new array: a reshape taken before still holds the values the
+    forward pass used, so backward through it is right (no refusal)."""
+    w = on(device, np.arange(6.0).reshape(2, 3), requires_grad=True)
+    x = on(device, np.ones((3, 2)), requires_grad=True)
+    loss = eg.reduce_sum(eg.reshape(w, (3, 2)) * x)
+    w.data = np.zeros((2, 3))
+    loss.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.arange(6.0).reshape(3, 2))
+    np.testing.assert_array_equal(w.grad.numpy(), np.ones((2, 3)))
+
+
+IN_PLACE_PROGRAMS = {   # name: (edugraph, torch), each f(w, x) with w changed after it runs
+    "w * w": (lambda w, x: w * w, lambda w, x: w * w),
+    "w * x": (lambda w, x: w * x, lambda w, x: w * x),
+    "sum(w) * x": (lambda w, x: eg.reduce_sum(w) * x, lambda w, x: w.sum() * x),
+    "w[0] * x": (lambda w, x: w[0] * x, lambda w, x: w[0] * x),
+    "w.T[0] * x": (lambda w, x: eg.transpose(w)[0] * x[:2], lambda w, x: w.T[0] * x[:2]),
+    "w[[1, 0]] * x": (lambda w, x: w[[1, 0]] * x, lambda w, x: w[[1, 0]] * x),
+    "exp(w)": (lambda w, x: eg.exp(w), lambda w, x: w.exp()),
+    "w.detach() * x": (lambda w, x: w.detach() * x, lambda w, x: w.detach() * x),
+}
+
+
+@pytest.mark.parametrize("program", IN_PLACE_PROGRAMS)
+def test_refuses_exactly_what_pytorch_refuses_after_an_in_place_change(program):
+    """The same programs, the same change: edugraph refuses where PyTorch raises "modified by
+    an inplace operation" and otherwise gives PyTorch's gradients."""
+    torch = pytest.importorskip("torch")
+    ours, theirs = IN_PLACE_PROGRAMS[program]
+    start, x_value = np.arange(6.0).reshape(2, 3) - 2.0, np.array([0.5, -1.0, 2.0])
+    w, x = eg.Variable(start, name="w", dtype=eg.float64), eg.tensor(x_value, requires_grad=True)
+    tw = torch.tensor(start, requires_grad=True)
+    tx = torch.tensor(x_value, requires_grad=True)
+    loss, torch_loss = eg.reduce_sum(ours(w, x)), theirs(tw, tx).sum()
+    w.assign_add(np.ones((2, 3)))
+    with torch.no_grad():
+        tw.add_(1.0)
+    try:
+        torch_loss.backward()
+    except RuntimeError as e:
+        assert "modified by an inplace operation" in str(e)
+        with pytest.raises(eg.errors.GradientError, match="changed in place"):
+            loss.backward()
+        return
+    loss.backward()
+    for ours_, theirs_ in ((w, tw), (x, tx)):
+        expected = theirs_.grad
+        assert (ours_.grad is None) == (expected is None)
+        if expected is not None:
+            np.testing.assert_allclose(ours_.grad.numpy(), expected.numpy())

@@ -140,3 +140,25 @@ def test_nodes_run_on_their_device_and_copies_are_inserted(graph, device):
     assert y.op.device.lower().endswith(device)
     with eg.Session() as sess:
         np.testing.assert_allclose(sess.run(z, {x: [1.0, 2.0]}), [4.0, 7.0])
+
+
+def test_gradient_shapes_known_only_at_run_time_are_read_then(graph):
+    """A gradient shaped like a tensor of unknown batch size reads that tensor's shape when the
+    graph runs; one shaped like a fully known tensor has the shape as an attribute instead."""
+    x = eg.placeholder(eg.float64, shape=(None, 3), name="x")
+    w = eg.Variable(np.array([1.0, 2.0, 3.0]), name="w")
+    loss = eg.reduce_sum(x * w) + eg.reduce_sum(x[:, 1:] ** 2)
+    grad_x, grad_w = eg.gradients(loss, [x, w])
+    ops = graph.get_operations()
+    from_x = [op for op in ops if op.type in ("BroadcastTo", "StridedSliceGrad", "ScatterAdd")
+              or op.type.startswith("Scatter")]
+    sum_to_w = [op for op in ops if op.type == "SumToShape" and op.outputs[0].shape == (3,)]
+    assert sum_to_w and all(len(op.inputs) == 1 for op in sum_to_w)
+    assert from_x and all(op.inputs[-1].shape.as_list()[0] is None for op in from_x)
+    with eg.Session() as sess:
+        sess.run(eg.global_variables_initializer())
+        for n in (1, 4):
+            x_value = np.arange(3.0 * n).reshape(n, 3)
+            gx, gw = sess.run([grad_x, grad_w], {x: x_value})
+            np.testing.assert_allclose(gx, [1.0, 2.0, 3.0] + 2 * x_value * [0, 1, 1])
+            np.testing.assert_allclose(gw, x_value.sum(axis=0))

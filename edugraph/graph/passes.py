@@ -113,7 +113,7 @@ def fold_constants(graph, outputs):
         if isinstance(eg_op, OnesLike) and out.shape.is_fully_defined():
             return _const(new, np.ones(out.shape, out.dtype), op)
         values = [value(t) for t in inputs]
-        if isinstance(eg_op, _SHAPE_ONLY) and values[0] is not None and \
+        if isinstance(eg_op, _SHAPE_ONLY) and len(inputs) == 2 and values[0] is not None and \
                 inputs[1].shape.is_fully_defined():
             values[1] = np.empty(inputs[1].shape, inputs[1].dtype)   # only its shape is read
         if all(v is not None for v in values):

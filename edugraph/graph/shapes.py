@@ -130,8 +130,9 @@ def _reshape(op, x):
     return TensorShape([size // known if d == -1 else d for d in target]), x.dtype
 
 
-def _like_second(op, x, like, *rest):
-    return like.shape, x.dtype
+def _like_second(op, x, *like):
+    """A ShapedLike op: its shape is its ``like`` input's, or its ``shape`` when known."""
+    return (like[0].shape if like else TensorShape(op.shape)), x.dtype
 
 
 def _made(op, *inputs):

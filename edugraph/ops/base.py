@@ -160,31 +160,55 @@ def broadcast_rule_failure(op_name, shapes):
             f"{' and '.join(map(str, shapes))}.")                       # values are the issue
 
 
+# ----------------------------------------------------------------- ops shaped like a tensor
+class ShapedLike(Op):
+    """An op whose output takes another tensor's shape (a gradient shaped like its input).
+    A fully known shape (always, eagerly) is the ``shape`` attribute, so the other tensor's
+    values are never read: they may have been changed in place since (see autodiff). In a
+    graph whose shape is known only when it runs, the tensor itself is passed as the last
+    input, ``like``, and ``forward`` reads ``like[0].shape``. ``apply_shaped_like`` decides."""
+
+    shape = None
+
+    def __init__(self, shape=None):
+        self.shape = shape
+
+
+def apply_shaped_like(op, like, *args):
+    """``apply(op, *args)`` with ``op.shape`` set to ``like``'s shape, or with ``like`` as a
+    last input when its shape is not fully known yet."""
+    shape = like.shape
+    if None in shape:
+        return apply(op, *args, like)
+    op.shape = tuple(shape)
+    return apply(op, *args)
+
+
 # ----------------------------------------------------------------- the one place broadcasting
 # gradients are reduced: every input's gradient passes through sum_to_shape in the engine.
-class SumToShapeOf(Op):
+class SumToShapeOf(ShapedLike):
     """Sum ``grad`` over the axes broadcasting added or stretched, back to ``like``'s shape."""
 
     name = "sum_to_shape"
 
-    def forward(self, xp, grad, like):
-        return sum_to_shape_array(xp, grad, like.shape)
+    def forward(self, xp, grad, *like):
+        return sum_to_shape_array(xp, grad, like[0].shape if like else self.shape)
 
-    def backward(self, grad, out, g, like):
-        return broadcast_like(grad, g), None
+    def backward(self, grad, out, g, *like):
+        return (broadcast_like(grad, g),)          # (the shape's source gets no gradient)
 
 
-class BroadcastLike(Op):
-    """Stretch ``x`` to ``like``'s shape (a view in numpy: no copy)."""
+class BroadcastLike(ShapedLike):
+    """Stretch ``x`` to ``like``'s shape."""
 
     name = "broadcast_to"
     gate = "copies"
 
-    def forward(self, xp, x, like):
-        return broadcast_array(xp, x, like.shape)
+    def forward(self, xp, x, *like):
+        return broadcast_array(xp, x, like[0].shape if like else self.shape)
 
-    def backward(self, grad, out, x, like):
-        return sum_to_shape(grad, x), None
+    def backward(self, grad, out, x, *like):
+        return (sum_to_shape(grad, x),)
 
 
 def broadcast_array(xp, array, shape):
@@ -206,15 +230,17 @@ def sum_to_shape_array(xp, array, shape):
 
 def sum_to_shape(grad, like):
     """``grad`` reduced to ``like``'s shape; a no-op when the shapes already agree."""
-    if grad.shape == like.shape and None not in like.shape:
-        return grad
-    return apply(SumToShapeOf(), grad, like)
+    shape = like.shape
+    if None in shape:
+        return apply(SumToShapeOf(), grad, like)
+    return grad if grad.shape == shape else apply(SumToShapeOf(tuple(shape)), grad)
 
 
 def broadcast_like(x, like):
-    if x.shape == like.shape and None not in like.shape:
-        return x
-    return apply(BroadcastLike(), x, like)
+    shape = like.shape                  # (apply_shaped_like written out: this runs in
+    if None in shape:                   # every reduction's backward)
+        return apply(BroadcastLike(), x, like)
+    return x if x.shape == shape else apply(BroadcastLike(tuple(shape)), x)
 
 
 def reduction_axes(axis, ndim):

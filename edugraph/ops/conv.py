@@ -12,7 +12,7 @@ other). Everything else is reshape, matmul and max, whose gradients exist alread
 """
 import math
 
-from .base import Op, apply
+from .base import Op, ShapedLike, apply, apply_shaped_like
 from .linalg import matmul
 from .reduce import reduce_max
 from .shape import reshape
@@ -47,7 +47,8 @@ class Im2Col(Op):
         return cols
 
     def backward(self, grad, out, x):
-        return (apply(Col2Im(self.kernel_size, self.strides, self.padding), grad, x),)
+        return (apply_shaped_like(Col2Im(self.kernel_size, self.strides, self.padding), x,
+                                  grad),)
 
     def explain_failure(self, shapes):
         return (f"im2col: windows of size {self.kernel_size} with strides {self.strides} and "
@@ -56,7 +57,7 @@ class Im2Col(Op):
                 "window after padding.")
 
 
-class Col2Im(Op):
+class Col2Im(ShapedLike):
     """The adjoint of im2col: each window's values are *added* back onto the pixels it covered
     (overlapping windows share pixels, so their gradients sum)."""
 
@@ -65,9 +66,9 @@ class Col2Im(Op):
     def __init__(self, kernel_size, strides, padding):
         self.kernel_size, self.strides, self.padding = kernel_size, strides, padding
 
-    def forward(self, xp, cols, like):
+    def forward(self, xp, cols, *like):
         (top, bottom), (left, right) = self.padding
-        n, h, w, c = like.shape
+        n, h, w, c = like[0].shape if like else self.shape
         _, oh, ow, kh, kw, _ = cols.shape
         sh, sw = self.strides
         image = xp.zeros((n, h + top + bottom, w + left + right, c), dtype=cols.dtype)
@@ -76,8 +77,8 @@ class Col2Im(Op):
                 image[:, i:i + sh * oh:sh, j:j + sw * ow:sw, :] += cols[:, :, :, i, j, :]
         return image[:, top:top + h, left:left + w, :]
 
-    def backward(self, grad, out, cols, like):
-        return apply(Im2Col(self.kernel_size, self.strides, self.padding), grad), None
+    def backward(self, grad, out, cols, *like):
+        return (apply(Im2Col(self.kernel_size, self.strides, self.padding), grad),)
 
 
 # ----------------------------------------------------------------------------- functions

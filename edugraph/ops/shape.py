@@ -4,7 +4,7 @@ Their backward passes move the gradient back to where each value came from.
 """
 import numpy as np
 
-from .base import Op, apply, broadcast_array, sum_to_shape
+from .base import Op, ShapedLike, apply, apply_shaped_like, broadcast_array, sum_to_shape
 from ..errors import ShapeError
 
 
@@ -157,14 +157,14 @@ class GetItem(Op):
         return x[self.index]
 
     def backward(self, grad, out, x):
-        return (apply(ScatterAdd(self.index), grad, x),)
+        return (apply_shaped_like(ScatterAdd(self.index), x, grad),)
 
     def explain_failure(self, shapes):
         return (f"indexing a tensor of shape {shapes[0]} with {self.index!r} failed: indices "
                 "must be integers (or booleans) within each dimension's size.")
 
 
-class ScatterAdd(Op):
+class ScatterAdd(ShapedLike):
     """Zeros shaped like ``like`` with ``grad`` added at ``index`` (repeated indices add up)."""
 
     name = "scatter_add"
@@ -172,16 +172,16 @@ class ScatterAdd(Op):
     def __init__(self, index):
         self.index = index
 
-    def forward(self, xp, grad, like):
-        result = xp.zeros(like.shape, dtype=grad.dtype)
+    def forward(self, xp, grad, *like):
+        result = xp.zeros(like[0].shape if like else self.shape, dtype=grad.dtype)
         if _is_basic(self.index):
             result[self.index] = grad           # slices never repeat an element: plain copy
         else:
             xp.add.at(result, self.index, grad)
         return result
 
-    def backward(self, grad, out, g, like):
-        return grad[self.index], None
+    def backward(self, grad, out, g, *like):
+        return (grad[self.index],)
 
 
 class Gather(Op):
@@ -196,29 +196,29 @@ class Gather(Op):
         return xp.take(params, indices, axis=self.axis)
 
     def backward(self, grad, out, params, indices):
-        return apply(GatherGrad(self.axis), grad, indices, params), None
+        return apply_shaped_like(GatherGrad(self.axis), params, grad, indices), None
 
     def explain_failure(self, shapes):
         return (f"gather along axis {self.axis} from params of shape {shapes[0]} with indices "
                 f"of shape {shapes[1]} failed: indices must be integers within the axis.")
 
 
-class GatherGrad(Op):
+class GatherGrad(ShapedLike):
     name = "scatter_add"
 
     def __init__(self, axis=0):
         self.axis = axis
 
-    def forward(self, xp, grad, indices, like):
-        result = xp.zeros(like.shape, dtype=grad.dtype)
+    def forward(self, xp, grad, indices, *like):
+        result = xp.zeros(like[0].shape if like else self.shape, dtype=grad.dtype)
         moved = xp.moveaxis(result, self.axis, 0)   # a view: adding into it fills ``result``
         g = xp.moveaxis(grad, list(range(self.axis, self.axis + indices.ndim)),
                         list(range(indices.ndim)))
         xp.add.at(moved, indices, g)
         return result
 
-    def backward(self, grad, out, g, indices, like):
-        return gather(grad, indices, self.axis), None, None
+    def backward(self, grad, out, g, indices, *like):
+        return gather(grad, indices, self.axis), None
 
 
 class Identity(Op):
