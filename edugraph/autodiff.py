@@ -117,7 +117,8 @@ def _guard_changed_inputs(node):
 
 
 def _viewed_variable(tensor, written):
-    """The tensor among ``written`` whose array ``tensor``'s values share, if any."""
+    """The tensor among ``written`` whose array holds ``tensor``'s values (``tensor`` is a view
+    of it), if any."""
     if tensor.graph is not None:
         return None
     for variable in written:
