@@ -47,7 +47,9 @@ def _seed(output, grad, implicit_sum=False):
                 f"backward() on a tensor of shape {output.shape} needs a gradient of the same "
                 "shape: only a scalar has an implicit gradient of 1. Reduce it first "
                 "(loss.sum() or loss.mean()) or pass backward(grad=...).")
-        return Tensor(output.device.xp.ones(output.shape, dtype=output.dtype), output.device)
+        ones = output.device.xp.empty(output.shape, dtype=output.dtype)
+        ones.fill(1)                    # (xp.ones is a Python wrapper around the same two calls)
+        return Tensor(ones, output.device)
     grad = grad if isinstance(grad, Tensor) else Tensor(
         output.device.put(_host(grad, output.dtype)), output.device)
     if (grad.shape, grad.dtype, grad.device) != (output.shape, output.dtype, output.device):

@@ -55,7 +55,8 @@ def apply(op, *args, name=None):
     so eagerly it is accepted and ignored (the same code runs in both modes).
 
     This runs once per op call, so it is kept lean: one pass over the arguments decides the
-    mode, one pass over the inputs checks devices and dtypes and collects the arrays.
+    mode, one pass over the inputs checks devices and dtypes, collects the arrays and sees
+    whether any input requires a gradient.
     """
     graph = state.graph
     plain = True                                # all arguments are eager Tensors (common case)
@@ -73,6 +74,7 @@ def apply(op, *args, name=None):
     values = []
     dtype = None
     same_dtype = True
+    requires_grad = False
     for t in inputs:
         if t.device is not device:
             raise DeviceError(
@@ -82,6 +84,8 @@ def apply(op, *args, name=None):
         if value.dtype is not dtype:
             same_dtype = dtype is None
             dtype = value.dtype
+        if t.requires_grad:
+            requires_grad = True
         values.append(value)
     if not same_dtype:                          # only then can two float dtypes clash
         _check_float_dtypes(op, inputs)
@@ -94,12 +98,9 @@ def apply(op, *args, name=None):
     if _scope.log_placement:
         print(f"{op.name}: {device.name}")
     out = Tensor(value, op.output_device or device)
-    if state.grad_enabled and op.differentiable and value.dtype.kind == "f":
-        for t in inputs:
-            if t.requires_grad:
-                out.requires_grad = True
-                out._op, out._inputs, out._seq = op, inputs, next(_sequence)
-                break
+    if requires_grad and state.grad_enabled and op.differentiable and value.dtype.kind == "f":
+        out.requires_grad = True
+        out._op, out._inputs, out._seq = op, inputs, next(_sequence)
     return out
 
 
@@ -247,5 +248,7 @@ def reduction_axes(axis, ndim):
     """Normalise ``axis`` (None, int or tuple, negatives allowed) to a sorted tuple."""
     if axis is None:
         return tuple(range(ndim))
+    if axis.__class__ is int:           # the common case (np.ndim costs ~1 µs)
+        return (axis % ndim if ndim else 0,)
     axes = (axis,) if np.ndim(axis) == 0 else tuple(axis)
     return tuple(sorted(int(a) % ndim if ndim else 0 for a in axes))

@@ -35,7 +35,11 @@ class Mean(Reduction):
     name = "mean"
 
     def forward(self, xp, x):
-        return xp.asarray(x.mean(axis=self.axis, keepdims=self.keepdims))
+        if x.size and x.dtype.itemsize >= 4:
+            # numpy's own mean (the sum over the count), without its ~5 µs of Python per call
+            total = x.sum(axis=self.axis, keepdims=self.keepdims)
+            return xp.asarray(total / (x.size // total.size))
+        return xp.asarray(x.mean(axis=self.axis, keepdims=self.keepdims))   # float16: f32 sum
 
     def backward(self, grad, out, x):
         # divided before it is spread: the division runs on the (small) reduced shape
@@ -121,7 +125,8 @@ def axis_failure(op_name, axis, shape):
 
 
 def reduced_count(x, axis):
-    sizes = [x.shape[a] for a in reduction_axes(axis, x.ndim)]
+    shape = x.shape
+    sizes = [shape[a] for a in reduction_axes(axis, len(shape))]
     if None in sizes:
         return apply(ReducedCount(axis), x)
     return math.prod(sizes)
