@@ -61,3 +61,29 @@ def test_broadcast_gradients_are_still_summed_back():
     eg.reduce_sum(m * b + b).backward()
     np.testing.assert_allclose(b.grad.numpy(), [4.0, 4.0, 4.0])
     np.testing.assert_allclose(m.grad.numpy(), [[1.0, 2.0, 3.0]] * 2)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("shape, axis, keepdims", [
+    ((64, 1000), None, False), ((64, 1000), 1, False), ((3, 4, 5), (0, 2), True),
+    ((7,), 0, False), ((5,), None, True), ((2, 3), -1, True)])
+def test_reduce_mean_is_bit_for_bit_numpys_mean(dtype, shape, axis, keepdims):
+    # Mean's forward divides the sum by the count itself (numpy.mean does the same in Python)
+    x = (np.random.default_rng(0).standard_normal(shape) * 100).astype(dtype)
+    got = eg.reduce_mean(eg.tensor(x), axis=axis, keepdims=keepdims).numpy()
+    expected = np.asarray(x.mean(axis=axis, keepdims=keepdims))
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_the_mean_of_nothing_is_nan_with_numpys_warning():
+    with pytest.warns(RuntimeWarning, match="Mean of empty slice"), np.errstate(invalid="ignore"):
+        got = eg.reduce_mean(eg.tensor(np.zeros((0, 3), np.float32)), axis=0).numpy()
+    assert got.shape == (3,) and np.isnan(got).all()
+
+
+def test_matmul_transposes_as_read_on_stacked_matrices():
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((2, 4, 3)), rng.standard_normal((2, 5, 4))
+    got = eg.matmul(eg.tensor(a), eg.tensor(b), transpose_a=True, transpose_b=True).numpy()
+    np.testing.assert_allclose(got, np.swapaxes(a, -1, -2) @ np.swapaxes(b, -1, -2))
