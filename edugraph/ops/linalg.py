@@ -59,7 +59,7 @@ class MatMul(Op):
 def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
     """Matrix product ``a @ b``; 1-D inputs act as a row / column vector, like numpy.
     ``transpose_a=True`` multiplies by ``a``'s transpose (its last two axes swapped), as TF."""
-    a_vec, b_vec = len(a.shape) == 1, len(b.shape) == 1
+    a_vec, b_vec = a.ndim == 1, b.ndim == 1
     if not (a_vec or b_vec):
         return apply(MatMul(transpose_a, transpose_b), a, b, name=name)
     if transpose_a or transpose_b:
