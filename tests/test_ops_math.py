@@ -143,6 +143,45 @@ def test_clip_one_sided(device):
     np.testing.assert_array_equal(x.clamp(max=1).numpy(), [-2, 0.5, 1])
 
 
+@checks
+@given(data=st.data(), triple=broadcastable_shapes(num_shapes=3))
+def test_clip_tensor_bounds(device, data, triple):
+    """Bounds that broadcast to x's shape (tf.clip_by_value): each gets the gradient where
+    it binds, x where it lies inside."""
+    x_shape = np.broadcast_shapes(*triple)
+    x = data.draw(arrays(x_shape))
+    low = data.draw(arrays(triple[1], avoid=())) * 0.25 - 0.5
+    high = data.draw(arrays(triple[2], avoid=())) * 0.25 + 0.5
+    apart = np.min(np.abs(np.concatenate([(x - low).ravel(), (x - high).ravel()])))
+    if apart < 1e-3:                # at a tie clip has no derivative
+        x = x + 3.14159e-3
+    got = eg.clip(on(device, x), on(device, low), on(device, high))
+    np.testing.assert_allclose(got.numpy(), np.clip(x, low, high))
+    gradcheck(eg.clip, x, low, high, device=device, name="clip")
+
+
+def test_clip_bounds_must_fit_x(device):
+    x = on(device, np.zeros((2, 3), np.float32))
+    with pytest.raises(eg.errors.ShapeError, match=r"clip: bounds of shapes \(4, 1, 3\) cannot "
+                       r"clip a tensor of shape \(2, 3\).*tf.clip_by_value"):
+        eg.clip(x, on(device, np.zeros((4, 1, 3), np.float32)))
+    with pytest.raises(ValueError, match="at least one bound"):
+        eg.clip(x)
+    with eg.Graph().as_default():
+        p = eg.placeholder(eg.float32, shape=(None, 3))
+        with pytest.raises(eg.errors.ShapeError, match=r"bounds of shapes \(2,\)"):
+            eg.clip(p, eg.placeholder(eg.float32, shape=(2,)), 1.0)
+        assert eg.clip(p, eg.placeholder(eg.float32, shape=(None, 1)), 1.0).shape.as_list() \
+            == [None, 3]
+
+
+def test_clip_integer_bound_keeps_dtype(device):
+    x = on(device, [0.5, 2.5, 4.5])
+    got = eg.clip(x, on(device, [1, 1, 1]), 4)
+    assert got.dtype == eg.float32
+    np.testing.assert_array_equal(got.numpy(), [1, 2.5, 4])
+
+
 def test_cast(device):
     x = on(device, [1.7, -2.2], requires_grad=True)
     y = eg.cast(x, eg.float64)

@@ -99,6 +99,18 @@ def _same(op, x, *rest):
     return x.shape, x.dtype
 
 
+def _clip(op, x, *bounds):
+    """x's shape: tensor bounds must broadcast to it without changing it."""
+    shapes = [x.shape] + [b.shape for b in bounds]
+    if all(s.rank_known for s in shapes):
+        fits = all(len(b) <= len(x.shape) and all(
+            n in (1, None) or m in (n, None) for n, m in zip(b[::-1], x.shape[::-1]))
+            for b in shapes[1:])
+        if not fits:
+            raise ShapeError(op.explain_failure([tuple(s) for s in shapes]))
+    return x.shape, x.dtype
+
+
 def _matmul(op, a, b):
     if not (a.shape.rank_known and b.shape.rank_known):
         return UNKNOWN, a.dtype
@@ -144,7 +156,7 @@ for _cls in (math.Add, math.Subtract, math.Multiply, math.Divide, math.Pow, math
              math.Minimum, math.Where, math.Compare, math.FloorDiv, math.FloorMod):
     _RULES[_cls] = _elementwise
 for _cls in (math.Negative, math.Square, math.Sqrt, math.Exp, math.Log, math.Abs, math.Sign,
-             math.Clip, activation.Relu, activation.LeakyRelu, activation.Sigmoid,
+             activation.Relu, activation.LeakyRelu, activation.Sigmoid,
              activation.Tanh, activation.Softmax, activation.LogSoftmax, shape_ops.Identity):
     _RULES[_cls] = _same
 for _cls in (reduce.Sum, reduce.Mean, reduce.Max, reduce.Min):
@@ -154,6 +166,7 @@ for _cls in (base.SumToShapeOf, base.BroadcastLike, shape_ops.ReshapeLike):
 for _cls in (random.Fill, random.RandomNormal, random.RandomUniform):
     _RULES[_cls] = _made
 _RULES[linalg.MatMul] = _matmul
+_RULES[math.Clip] = _clip
 _RULES[shape_ops.Reshape] = _reshape
 _RULES[math.Cast] = lambda op, x: (x.shape, op.dtype)
 _RULES[math.LogicalNot] = lambda op, x: (x.shape, np.dtype(bool))

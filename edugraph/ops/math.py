@@ -3,6 +3,8 @@
 Binary ops broadcast; their backward returns gradients of the *broadcast* shape and the engine
 reduces them to each input's shape in one place (``sum_to_shape``).
 """
+import numbers
+
 from .base import Op, apply, broadcast_rule_failure
 from ..tensor import as_dtype, float32
 
@@ -193,20 +195,47 @@ class Where(Elementwise):
         return None, where(condition, grad, zero), where(condition, zero, grad)
 
 
-class Clip(Op):
-    """Limit values to [low, high]; the gradient passes only where the value was inside."""
+class Clip(Elementwise):
+    """Limit values to [low, high]; the gradient passes only where the value was inside.
+
+    A bound is a number (an attribute; None: no limit) or a tensor that broadcasts to x's
+    shape, as in ``tf.clip_by_value``: then it is an input after x, marked ``"input"`` here,
+    and it gets the gradient wherever it binds (a lower bound where x < low)."""
 
     name = "clip"
 
     def __init__(self, low, high):
         self.low, self.high = low, high
 
-    def forward(self, xp, x):
-        return xp.clip(x, self.low, self.high)
+    def _bounds(self, bound_inputs):
+        given = iter(bound_inputs)
+        low = next(given) if self.low is BOUND_INPUT else self.low
+        high = next(given) if self.high is BOUND_INPUT else self.high
+        return low, high
 
-    def backward(self, grad, out, x):
-        inside = x == out
-        return (grad * cast(inside, grad.dtype),)
+    def forward(self, xp, x, *bound_inputs):
+        out = xp.clip(x, *self._bounds(bound_inputs))
+        if out.shape != x.shape:
+            raise ValueError("a bound would change the clipped tensor's shape")
+        return out.astype(x.dtype, copy=False)      # (an integer bound must not widen x)
+
+    def backward(self, grad, out, x, *bound_inputs):
+        low, high = self._bounds(bound_inputs)
+        grads = [grad * cast(x == out, grad.dtype)]
+        if self.low is BOUND_INPUT:
+            grads.append(grad * cast(x < low, grad.dtype))
+        if self.high is BOUND_INPUT:
+            grads.append(grad * cast(x > high, grad.dtype))
+        return tuple(grads)
+
+    def explain_failure(self, shapes):
+        return (f"clip: bounds of shapes {', '.join(map(str, shapes[1:]))} cannot clip a "
+                f"tensor of shape {shapes[0]}: each bound must broadcast to that shape "
+                "without changing it (compared from the right, each size equal or 1), as "
+                "in tf.clip_by_value. Reshape the bound, or clip a broadcast copy of x.")
+
+
+BOUND_INPUT = "input"
 
 
 class Cast(Op):
@@ -326,8 +355,17 @@ def where(condition, x, y, name=None):
 
 
 def clip(x, min=None, max=None, name=None):
-    """Limit to [min, max] (``tf.clip_by_value``, ``torch.clamp``)."""
-    return apply(Clip(min, max), x, name=name)
+    """Limit to [min, max] (``tf.clip_by_value``, ``torch.clamp``); each bound is a number,
+    None (no limit) or a tensor that broadcasts to x's shape."""
+    if min is None and max is None:
+        raise ValueError("clip needs at least one bound: clip(x, min=...) and/or max=...")
+    bound_inputs = [b for b in (min, max) if not _is_number(b)]
+    op = Clip(*(b if _is_number(b) else BOUND_INPUT for b in (min, max)))
+    return apply(op, x, *bound_inputs, name=name)
+
+
+def _is_number(bound):
+    return bound is None or isinstance(bound, numbers.Number)
 
 
 clip_by_value = clip
