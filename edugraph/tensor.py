@@ -21,7 +21,11 @@ def as_dtype(dtype):
         return float32
     if dtype is int or (isinstance(dtype, str) and dtype == "int"):
         return int64
-    return np.dtype(dtype)
+    try:
+        return np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"Unknown data type {dtype!r}. Use eg.float32, eg.float64, eg.int64, "
+                        "eg.bool (or their names, e.g. 'float32').") from None
 
 
 def _infer_dtype(data):
@@ -194,7 +198,13 @@ class Tensor:
         """A copy on another device (``'/gpu:0'``, ``'cpu'``...) or with another dtype."""
         if isinstance(target, _device.Device) or _device.is_device_spec(target):
             return _ops.shape.copy_to(self, _device.get_device(target))
-        return _ops.math.cast(self, as_dtype(target))
+        try:
+            dtype = as_dtype(target)
+        except TypeError:
+            raise TypeError(f"x.to({target!r}): that is neither a device ('/cpu:0', '/gpu:0', "
+                            "'cuda', 'sim') nor a data type (eg.float32, 'float64', "
+                            "eg.int64...).") from None
+        return _ops.math.cast(self, dtype)
 
     def cpu(self):
         return self.to("cpu:0")
@@ -238,6 +248,12 @@ class Tensor:
     def __eq__(self, other): return _ops.math.equal(self, other)
     def __ne__(self, other): return _ops.math.not_equal(self, other)
     def __getitem__(self, index): return _ops.shape.getitem(self, index)
+
+    def __setitem__(self, index, value):
+        raise TypeError(
+            "A tensor cannot be changed by indexing (x[...] = value), as in TensorFlow: the "
+            "recorded graph would no longer match its values. Make a new tensor instead, e.g. "
+            "eg.where(mask, value, x), or give a Variable new values with v.assign(...).")
 
     # ------------------------------------------------------------------ methods (PyTorch names)
     def add(self, other): return _ops.math.add(self, other)
@@ -302,6 +318,13 @@ class Tensor:
     def expand(self, *shape):
         return _ops.shape.broadcast_to(self, _sizes(shape))
 
+    def broadcast_to(self, shape): return _ops.shape.broadcast_to(self, shape)
+    def expand_as(self, other): return _ops.shape.broadcast_to(self, other.shape)
+
+    def index_select(self, dim, index):
+        """The entries at ``index`` along ``dim`` (``eg.gather(x, index, axis=dim)``)."""
+        return _ops.shape.gather(self, index, axis=dim)
+
     def unsqueeze(self, dim): return _ops.shape.expand_dims(self, dim)
     def squeeze(self, dim=None): return _ops.shape.squeeze(self, dim)
     def flatten(self): return _ops.shape.reshape(self, (-1,))
@@ -333,9 +356,27 @@ def tensor(data, dtype=None, device=None, requires_grad=False, name=None):
         host = data.get()
     else:
         host = data
-    dtype = as_dtype(dtype) if dtype is not None else _infer_dtype(host)
-    host = np.array(host, dtype=dtype)          # always a copy: the tensor owns its values
+    dtype = as_dtype(dtype) if dtype is not None else None
+    try:
+        if dtype is None:
+            dtype = _infer_dtype(host)
+        host = np.array(host, dtype=dtype)      # always a copy: the tensor owns its values
+    except (ValueError, TypeError) as e:
+        raise _not_numbers(data, e) from e
     return Tensor(dev.put(host), dev).requires_grad_(requires_grad)
+
+
+def _not_numbers(data, error):
+    """The error for data numpy cannot turn into a numeric array."""
+    shown = repr(data)
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    if "inhomogeneous" in str(error):
+        return ValueError(
+            f"eg.tensor cannot make a tensor from {shown}: its nested lists have different "
+            "lengths, and a tensor is rectangular (every row the same length). Pad the short "
+            "rows, or make one tensor per row.")
+    return TypeError(f"eg.tensor cannot make a tensor from {shown}: its entries are not all "
+                     f"numbers ({error}).")
 
 
 def constant_like(value, ref):

@@ -150,3 +150,43 @@ def test_messages_never_blame_broadcasting_for_other_failures(device):
         eg.matmul(on(device, 2.0), on(device, np.ones((2, 2), dtype=np.float32)))
     with pytest.raises(ShapeError, match=r"^transpose\(perm=\(0,\)\)"):
         eg.transpose(on(device, np.ones((2, 3))), (0,))
+
+
+def test_more_shape_op_messages(device):
+    x = on(device, np.ones((2, 3)))
+    with pytest.raises(ShapeError, match=r"transpose\(perm=\(0, 0\)\): a tensor of shape \(2, 3\) "
+                       r"has 2 axes, so perm must name each of 0\.\.1 exactly once"):
+        eg.transpose(x, (0, 0))
+    with pytest.raises(ShapeError, match=r"transpose\(perm=\(1, 2\)\)"):
+        x.permute(1, 2)
+    with pytest.raises(ShapeError, match=r"squeeze\(axis=0\): axis 0 of a tensor of shape "
+                       r"\(2, 3\) has size 2, and squeeze removes only axes of size 1"):
+        eg.squeeze(x, 0)
+    with pytest.raises(ShapeError, match=r"squeeze\(axis=5\): a tensor of shape \(2, 3\) has "
+                       r"axes -2\.\.1"):
+        eg.squeeze(x, 5)
+    with pytest.raises(ShapeError, match=r"^argmax over axis 4: a tensor of shape \(2, 3\) has "
+                       r"axes -2\.\.1"):
+        eg.argmax(x, 4)
+
+
+def test_data_that_is_not_a_tensor():
+    with pytest.raises(TypeError, match=r"eg.tensor cannot make a tensor from \['a', 'b'\]: its "
+                       "entries are not all numbers"):
+        eg.tensor(["a", "b"])
+    with pytest.raises(ValueError, match=r"from \[\[1, 2\], \[3\]\]: its nested lists have "
+                       "different lengths.*Pad the short rows"):
+        eg.tensor([[1, 2], [3]])
+    with pytest.raises(TypeError, match=r"Unknown data type 'foo'\. Use eg\.float32"):
+        eg.cast(eg.tensor([1.0]), "foo")
+    with pytest.raises(TypeError, match=r"x\.to\('/tpu:0'\): that is neither a device "
+                       r"\('/cpu:0', '/gpu:0', 'cuda', 'sim'\) nor a data type"):
+        eg.tensor([1.0]).to("/tpu:0")
+
+
+def test_item_assignment_says_what_to_do_instead(device):
+    x = on(device, [1.0, 2.0])
+    with pytest.raises(TypeError, match=r"cannot be changed by indexing.*eg\.where\(mask, value, "
+                       r"x\).*v\.assign"):
+        x[0] = 3.0
+    np.testing.assert_array_equal(x.numpy(), [1.0, 2.0])

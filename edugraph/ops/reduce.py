@@ -92,6 +92,9 @@ class ArgReduction(Op):
     def forward(self, xp, x):
         return xp.asarray(getattr(xp, self.name)(x, axis=self.axis))
 
+    def explain_failure(self, shapes):
+        return axis_failure(self.name, self.axis, shapes[0])
+
 
 class AnyAll(Reduction):
     differentiable = False

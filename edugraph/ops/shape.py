@@ -50,6 +50,12 @@ class Transpose(Op):
         inverse = None if self.perm is None else tuple(np.argsort(self.perm))
         return (transpose(grad, inverse),)
 
+    def explain_failure(self, shapes):
+        n = len(shapes[0])
+        return (f"transpose(perm={self.perm}): a tensor of shape {shapes[0]} has {n} axes, "
+                f"so perm must name each of 0..{n - 1} exactly once (e.g. "
+                f"{tuple(reversed(range(n)))} reverses their order).")
+
 
 class BroadcastTo(Op):
     name, gate = "broadcast_to", "copies"
@@ -104,6 +110,18 @@ class Squeeze(Op):
 
     def backward(self, grad, out, x):
         return (reshape_like(grad, x),)
+
+    def explain_failure(self, shapes):
+        shape, n = shapes[0], len(shapes[0])
+        for axis in () if self.axis is None else np.atleast_1d(self.axis):
+            if not -n <= axis < n:
+                return (f"squeeze(axis={self.axis}): a tensor of shape {shape} has axes "
+                        f"{-n}..{n - 1}.")
+            if shape[axis] not in (1, None):
+                return (f"squeeze(axis={self.axis}): axis {axis} of a tensor of shape {shape} "
+                        f"has size {shape[axis]}, and squeeze removes only axes of size 1. "
+                        "Use reshape (or a reduction) to drop it.")
+        return super().explain_failure(shapes)
 
 
 class Concat(Op):
