@@ -103,6 +103,40 @@ def test_python_numbers_keep_the_tensor_dtype(device):
     assert (on(device, [1, 2]) + [1, 2]).dtype == eg.int64
 
 
+def test_integer_tensor_meets_float_tensor_in_the_float_dtype(device):
+    """PyTorch's promotion (numpy would widen float32 to float64): the integer input is cast
+    by a visible Cast node, and the float input still gets its gradient."""
+    ints, bools = on(device, [3, 4]), on(device, [True, False])
+    x = on(device, [1.0, 2.0], requires_grad=True)
+    for got, want in [(ints * x, [3, 8]), (x - ints, [-2, -2]), (bools + x, [2, 2]),
+                      (eg.maximum(ints, x), [3, 4]), (x / ints, [1 / 3, 0.5]),
+                      (eg.where(bools, ints, x), [3, 2]),
+                      (eg.matmul(on(device, [[1, 2]]), eg.reshape(x, (2, 1))), [[5]])]:
+        assert got.dtype == eg.float32 and got.device.name == device
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
+    (ints * x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [3, 4])
+    x64 = on(device, [1.0, 2.0], dtype=eg.float64)
+    assert (ints * x64).dtype == eg.float64 and (ints * ints).dtype == eg.int64
+    assert (ints > x).dtype == eg.bool_             # comparisons: exact, no cast
+    with eg.Graph().as_default():
+        a = eg.placeholder(eg.int64, shape=(2,))
+        b = eg.placeholder(eg.float32, shape=(2,))
+        product = a * b
+        assert product.dtype == eg.float32 and product.op.inputs[0].op.type == "Cast"
+        out = eg.Session().run(product, {a: [3, 4], b: [0.5, 1.5]})
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(out, [1.5, 6])
+
+
+def test_where_needs_a_boolean_condition(device):
+    x = on(device, [1.0, -2.0])
+    with pytest.raises(TypeError, match=r"where: the condition must be boolean, not float32; "
+                       r"compare first, e\.g\. eg\.where\(mask > 0, x, y\)"):
+        eg.where(x, x, 0.0)
+    np.testing.assert_array_equal(eg.where([True, False], x, 0.0).numpy(), [1, 0])
+
+
 def test_maximum_ties_go_to_the_first_input(device):
     """TF's rule for elementwise maximum/minimum: on a tie the first input gets the gradient."""
     x = on(device, [1.0, 2.0, 3.0], requires_grad=True)

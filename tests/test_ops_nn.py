@@ -45,6 +45,17 @@ def test_activation_spellings(device):
     np.testing.assert_allclose(x.tanh().numpy(), np.tanh([-1.0, 2.0]), rtol=1e-6)
 
 
+def test_integer_inputs_give_float32(device):
+    """Activations that leave the integers compute in float32, as in PyTorch (numpy would
+    give float64); relu keeps an integer tensor integer."""
+    ints = on(device, [-2, 3])
+    for fn in (eg.nn.sigmoid, eg.nn.tanh, eg.nn.softmax, eg.nn.leaky_relu,
+               lambda t: eg.nn.dropout(t, 0.5, seed=0)):
+        assert fn(ints).dtype == eg.float32
+    np.testing.assert_allclose(eg.nn.leaky_relu(ints).numpy(), [-0.4, 3], rtol=1e-6)
+    assert eg.nn.relu(ints).dtype == eg.int64
+
+
 def test_relu_gradient_at_zero_is_zero(device):
     """As in TF and PyTorch: relu'(0) = 0."""
     x = on(device, [-1.0, 0.0, 2.0], requires_grad=True)

@@ -130,7 +130,7 @@ def relu_grad(grad, out, name=None):
 
 def leaky_relu(x, alpha=0.2, name=None):
     """TF's default slope is 0.2 (PyTorch's negative_slope is 0.01: pass alpha=0.01)."""
-    return apply(LeakyRelu(alpha), x, name=name)
+    return apply(LeakyRelu(alpha), to_float(x), name=name)
 
 
 def sigmoid(x, name=None):
@@ -156,4 +156,5 @@ def dropout(x, rate=0.5, training=True, seed=None, name=None):
         raise ValueError(f"dropout rate must be in [0, 1), got {rate}.")
     if not training or rate == 0:
         return x
+    x = to_float(x)
     return multiply(x, apply(DropoutMask(rate, seed), x), name=name)    # grad · mask

@@ -22,6 +22,7 @@ class Op:
 
     name = "op"
     differentiable = True           # False: outputs never need a gradient (comparisons, argmax)
+    promotes_from = None            # arithmetic: inputs from this index on share a float dtype
     gate = None                     # the lecture's gate pattern, for the inspector: "distributes"...
     output_device = None            # set only by the explicit device copy
 
@@ -88,6 +89,9 @@ def apply(op, *args, name=None):
             requires_grad = True
         values.append(value)
     if not same_dtype:                          # only then can two float dtypes clash
+        promoted = promote_integers(op, inputs)
+        if promoted is not inputs:
+            return apply(op, *promoted)
         _check_float_dtypes(op, inputs)
     try:
         value = op.forward(device.xp, *values)
@@ -128,6 +132,22 @@ def _as_tensors(args):
     for a in args:
         inputs.append(a if isinstance(a, Tensor) else constant_like(a, ref))
     return tuple(inputs)
+
+
+def promote_integers(op, inputs):
+    """PyTorch's rule for arithmetic on an integer (or bool) tensor and a float one: both
+    compute in the float's dtype (numpy would widen float32 to float64). The integer input
+    goes through a visible Cast node. Other ops (gather's indices, where's condition) keep
+    their dtypes: they say from which input on this applies (``promotes_from``)."""
+    start = op.promotes_from
+    if start is None:
+        return inputs
+    float_dtype = next((t.dtype for t in inputs[start:] if t.dtype.kind == "f"), None)
+    if float_dtype is None or all(t.dtype.kind == "f" for t in inputs[start:]):
+        return inputs
+    from .math import cast
+    return (*inputs[:start], *(t if t.dtype.kind == "f" else cast(t, float_dtype)
+                               for t in inputs[start:]))
 
 
 def _check_float_dtypes(op, inputs):

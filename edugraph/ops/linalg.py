@@ -8,6 +8,7 @@ class MatMul(Op):
     are swapped as it is read (BLAS reads a transposed matrix in place: no copy, no node)."""
 
     name = "matmul"
+    promotes_from = 0
 
     def __init__(self, transpose_a=False, transpose_b=False):
         self.transpose_a, self.transpose_b = transpose_a, transpose_b

@@ -10,6 +10,8 @@ from ..tensor import as_dtype, float32
 
 
 class Elementwise(Op):
+    promotes_from = 0               # int tensor + float tensor computes in the float's dtype
+
     def explain_failure(self, shapes):
         return broadcast_rule_failure(self.name, shapes)
 
@@ -186,6 +188,7 @@ class Minimum(Elementwise):
 
 class Where(Elementwise):
     name, gate = "where", "routes"
+    promotes_from = 1               # (the condition stays bool)
 
     def forward(self, xp, condition, x, y):
         return xp.where(condition, x, y)
@@ -254,6 +257,7 @@ class Cast(Op):
 # ----------------------------------------------------------------------------- comparisons
 class Compare(Elementwise):
     differentiable = False
+    promotes_from = None            # numpy compares an int and a float exactly as they are
 
     def __init__(self, name, ufunc):
         self.name, self.ufunc = name, ufunc
@@ -351,6 +355,10 @@ def minimum(x, y, name=None):
 
 def where(condition, x, y, name=None):
     """``x`` where ``condition`` holds, else ``y``."""
+    kind = getattr(condition, "dtype", as_dtype(bool)).kind
+    if kind != "b":
+        raise TypeError(f"where: the condition must be boolean, not {condition.dtype}; compare "
+                        "first, e.g. eg.where(mask > 0, x, y) (as in TF and PyTorch).")
     return apply(Where(), condition, x, y, name=name)
 
 
