@@ -167,12 +167,17 @@ class _Overwritten(Tensor):
 def backward(output, grad=None, create_graph=False):
     """``output.backward()``: gradients of ``output`` into every leaf's ``.grad``."""
     if not output.requires_grad:
-        raise GradientError(
-            "backward() on a tensor that does not require grad: nothing it was computed from "
-            "has requires_grad=True (or it was computed under eg.no_grad()). Create the inputs "
-            "with eg.tensor(..., requires_grad=True) or eg.Variable(...).")
+        raise GradientError(_no_gradient_path("backward() on a tensor"))
     with enable_grad() if create_graph else no_grad():
         _propagate([output], [_seed(output, grad)])
+
+
+def _no_gradient_path(what):
+    return (f"{what} that does not require grad. Either nothing it was computed from has "
+            "requires_grad=True (create the inputs with eg.tensor(..., requires_grad=True) or "
+            "eg.Variable(...)), or it was computed under eg.no_grad(), or the path passes "
+            "through an op that has no gradient (argmax, a comparison, a cast to an integer "
+            "dtype): the gradient stops there.")
 
 
 def grad(outputs, inputs, grad_outputs=None, create_graph=False, allow_unused=False):
@@ -182,6 +187,8 @@ def grad(outputs, inputs, grad_outputs=None, create_graph=False, allow_unused=Fa
     inputs = [inputs] if single else list(inputs)
     grad_outputs = grad_outputs if isinstance(grad_outputs, (list, tuple)) else \
         [grad_outputs] * len(outputs)
+    if not allow_unused and not any(o.requires_grad for o in outputs):
+        raise GradientError(_no_gradient_path("grad() of an output"))
     with enable_grad() if create_graph else no_grad():
         seeds = [_seed(o, g) for o, g in zip(outputs, grad_outputs)]
         found = _propagate(outputs, seeds, wanted=set(inputs), accumulate=False)

@@ -358,6 +358,10 @@ def tensor(data, dtype=None, device=None, requires_grad=False, name=None):
         host = data
     dtype = as_dtype(dtype) if dtype is not None else None
     try:
+        if not hasattr(host, "dtype"):          # numbers and (nested) lists: check them first,
+            kind = np.asarray(host).dtype.kind  # or None and "1" would become nan and 1.0
+            if kind not in "biuf":
+                raise TypeError("numpy reads them as " + ("text" if kind in "US" else "objects"))
         if dtype is None:
             dtype = _infer_dtype(host)
         host = np.array(host, dtype=dtype)      # always a copy: the tensor owns its values
@@ -367,7 +371,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False, name=None):
 
 
 def _not_numbers(data, error):
-    """The error for data numpy cannot turn into a numeric array."""
+    """The error for data that is not a rectangular block of numbers."""
     shown = repr(data)
     shown = shown if len(shown) <= 60 else shown[:57] + "..."
     if "inhomogeneous" in str(error):
@@ -376,7 +380,8 @@ def _not_numbers(data, error):
             "lengths, and a tensor is rectangular (every row the same length). Pad the short "
             "rows, or make one tensor per row.")
     return TypeError(f"eg.tensor cannot make a tensor from {shown}: its entries are not all "
-                     f"numbers ({error}).")
+                     f"numbers ({error}). Use numbers (bool, int, float) in nested lists, or a "
+                     "numeric numpy array.")
 
 
 def constant_like(value, ref):

@@ -113,7 +113,7 @@ def test_item_of_many_values(device):
 def test_unknown_device_and_dtype():
     with pytest.raises(DeviceError, match="Unknown device"):
         eg.tensor([1.0], device="tpu:0")
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match=r"Unknown data type 'float33'\. Use eg\.float32"):
         eg.tensor([1.0], dtype="float33")
 
 
@@ -190,3 +190,33 @@ def test_item_assignment_says_what_to_do_instead(device):
                        r"x\).*v\.assign"):
         x[0] = 3.0
     np.testing.assert_array_equal(x.numpy(), [1.0, 2.0])
+
+
+def test_reshape_sizes_and_one_hot_depth(device):
+    x = on(device, np.ones((2, 3)))
+    for bad in [(-2, 3), (-1, -1)]:
+        with pytest.raises(ShapeError, match=r"reshape into \(.*\): sizes must be 0 or more, "
+                           "except one that may be -1"):
+            x.reshape(*bad)
+    assert x.reshape(6).shape == (6,) and eg.reshape(x, [3, -1]).shape == (3, 2)
+    with pytest.raises(ValueError, match="one_hot: depth must be 0 or more"):
+        eg.one_hot(on(device, [1]), -1)
+
+
+@pytest.mark.parametrize("cut", ["argmax", "comparison", "integer cast", "no_grad"])
+def test_no_gradient_path_names_the_possible_causes(cut):
+    x = eg.tensor([1.0, 2.0], requires_grad=True)
+    if cut == "no_grad":
+        with eg.no_grad():
+            y = (x * 2).sum()
+    else:
+        z = {"argmax": lambda: eg.argmax(x), "comparison": lambda: x > 1,
+             "integer cast": lambda: eg.cast(x, eg.int64)}[cut]()
+        y = eg.reduce_sum(eg.cast(z, eg.float32))
+    with pytest.raises(GradientError, match=r"^backward\(\) on a tensor that does not require "
+                       r"grad\..*eg\.no_grad\(\).*an op that has no gradient \(argmax, a "
+                       r"comparison, a cast to an integer dtype\)"):
+        y.backward()
+    with pytest.raises(GradientError, match=r"^grad\(\) of an output that does not require"):
+        eg.grad(y, [x])
+    assert eg.grad(y, [x], allow_unused=True) == [None]

@@ -305,6 +305,10 @@ def _device_index(index, device):
 
 # ----------------------------------------------------------------------------- functions
 def reshape(x, shape, name=None):
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    if any(n < -1 for n in shape) or shape.count(-1) > 1:
+        raise ShapeError(f"reshape into {shape}: sizes must be 0 or more, except one that may "
+                         "be -1 (inferred from the others).")
     return apply(Reshape(shape), x, name=name)
 
 
@@ -365,6 +369,8 @@ def gather(params, indices, axis=0, name=None):
 def one_hot(indices, depth, dtype="float32", name=None):
     from ..tensor import as_dtype
     _check_integer("one_hot", indices)
+    if depth < 0:
+        raise ValueError(f"one_hot: depth must be 0 or more (the number of classes), got {depth}.")
     return apply(OneHot(depth, as_dtype(dtype)), indices, name=name)
 
 
