@@ -129,6 +129,21 @@ def test_integer_tensor_meets_float_tensor_in_the_float_dtype(device):
     np.testing.assert_array_equal(out, [1.5, 6])
 
 
+def test_a_number_in_where_takes_the_float_inputs_dtype(device):
+    """where(mask, x, 0.0): the number follows x, not the boolean mask (it had made float64 x
+    float32 eagerly, and refused in graphs)."""
+    x = on(device, [1.0, -2.0], dtype=eg.float64, requires_grad=True)
+    got = eg.where(x > 0, x, 0.0)
+    assert got.dtype == eg.float64
+    np.testing.assert_array_equal(got.numpy(), [1, 0])
+    got.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [1, 0])
+    assert eg.where(on(device, [True, False]), on(device, [1, 2]), 0.5).dtype == eg.float32
+    with eg.Graph().as_default():
+        p = eg.placeholder(eg.float64, shape=(2,))
+        assert eg.where(p > 0, p, 0.0).dtype == eg.float64
+
+
 def test_where_needs_a_boolean_condition(device):
     x = on(device, [1.0, -2.0])
     with pytest.raises(TypeError, match=r"where: the condition must be boolean, not float32; "

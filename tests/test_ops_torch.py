@@ -23,6 +23,8 @@ CASES = {   # name: (inputs, edugraph function, torch function)
     "negative": ([A], eg.negative, T.neg),
     "pow": ([POS, A], eg.pow, T.pow),
     "pow_number": ([POS], lambda x: x ** 1.5, lambda x: x ** 1.5),
+    "pow_zero_base": ([np.array([0.0, 0.0, 2.0, 0.5]), np.array([2.0, 1.5, 3.0, 0.5])], eg.pow,
+                      T.pow),       # d/dy at x = 0 is 0 (not 0 · log 0)
     "square": ([A], eg.square, T.square),
     "sqrt": ([POS], eg.sqrt, T.sqrt),
     "exp": ([A], eg.exp, T.exp),

@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import context, devices
 from ..errors import NotFoundError, ShapeError
-from ..ops.base import Op, _float_dtype_error, promote_integers
+from ..ops.base import Op, _float_dtype_error, number_reference, promote_integers
 from ..tensor import Tensor, _DEFAULT_DTYPE, _PYTHON_SCALARS, _WIDENS, as_dtype
 from .shapes import TensorShape, infer
 
@@ -173,7 +173,7 @@ class Graph:
         """Add ``op`` applied to ``args`` (tensors, numbers, arrays) and return its output."""
         if self._finalized:
             raise RuntimeError("Graph is finalized and cannot be modified.")
-        ref = next((a for a in args if isinstance(a, Tensor)), None)
+        ref = number_reference(args)
         inputs = promote_integers(op, [self._as_graph_tensor(a, ref, op) for a in args])
         floats = {t.dtype for t in inputs if t.dtype.kind == "f"}
         if len(floats) > 1:

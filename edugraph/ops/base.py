@@ -14,7 +14,7 @@ import numpy as np
 from ..context import state, _sequence
 from ..devices import current_device, _scope
 from ..errors import DeviceError, GradientError, ShapeError
-from ..tensor import Tensor, _number_tensor, constant_like, float32
+from ..tensor import Tensor, _number_tensor, constant_like
 
 
 class Op:
@@ -119,19 +119,22 @@ def _as_tensors(args):
             return a, _number_tensor(b, "f", a)
         if a.__class__ in _INT_OR_FLOAT and b.__class__ is Tensor and b._value.dtype.kind == "f":
             return _number_tensor(a, "f", b), b
+    ref = number_reference(args)
+    return tuple(a if isinstance(a, Tensor) else constant_like(a, ref) for a in args)
+
+
+def number_reference(args):
+    """The tensor whose dtype and device a number among ``args`` takes: the first float tensor
+    (``where(x > 0, x, 0.0)``: x, not the boolean mask), else the first tensor. (An integer
+    tensor next to a float number then computes in float32: ``promote_integers``.)"""
     ref = None
     for a in args:
         if isinstance(a, Tensor):
-            ref = a
-            break
-    if ref is not None and ref.dtype.kind in "iub" and float in map(type, args):
-        # int tensor with a Python float computes in float32 (PyTorch); numpy would give float64
-        args = [Tensor(a._value.astype(float32), a.device) if isinstance(a, Tensor) else a
-                for a in args]
-    inputs = []
-    for a in args:
-        inputs.append(a if isinstance(a, Tensor) else constant_like(a, ref))
-    return tuple(inputs)
+            if a.dtype.kind == "f":
+                return a
+            if ref is None:
+                ref = a
+    return ref
 
 
 def promote_integers(op, inputs):

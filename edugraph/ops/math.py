@@ -78,8 +78,13 @@ class Pow(Elementwise):
 
     def backward(self, grad, out, x, y):
         grad_x = grad * y * x ** (y - 1)
-        grad_y = grad * out * log(x) if y.requires_grad else None
-        return grad_x, grad_y
+        if not y.requires_grad:
+            return grad_x, None
+        # d(x^y)/dy = x^y · log x. At x = 0, where x^y is flat in y, PyTorch and TF give 0,
+        # not 0 · log 0 = nan: log reads 1 there (a stand-in that also keeps nan out of
+        # second derivatives).
+        base = where(x == 0, 1.0, x)
+        return grad_x, grad * out * log(base)
 
 
 class Square(Op):
