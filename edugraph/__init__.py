@@ -21,7 +21,7 @@ from .ops.printing import print_ as print  # noqa: A001  (tf.print: prints when 
 from .ops.random import (fill, manual_seed, ones, ones_like, rand, randn, random_normal,
                          random_uniform, range_ as range, zeros, zeros_like)  # noqa: A001
 from .ops.reduce import (argmax, argmin, logsumexp, reduce_all, reduce_any, reduce_logsumexp,
-                         reduce_max, reduce_mean, reduce_min, reduce_sum)
+                         reduce_max, reduce_mean, reduce_min, reduce_sum, torch_max, torch_min)
 from .ops.shape import (broadcast_to, cat, concat, copy_to, expand_dims, gather, identity,
                         one_hot, permute, reshape, squeeze, stack, transpose, unsqueeze)
 from .tensor import (Tensor, as_dtype, bool_, float16, float32, float64, int8, int16, int32,
@@ -41,7 +41,8 @@ from .models import *  # noqa: E402,F401,F403
 bool = bool_  # noqa: A001  (eg.bool, like tf.bool / torch.bool)
 float = float32  # noqa: A001
 sum, mean = reduce_sum, reduce_mean  # noqa: A001  (PyTorch spellings: torch.sum, torch.mean)
-max, min = reduce_max, reduce_min  # noqa: A001
+max, min = torch_max, torch_min  # noqa: A001  (torch.max(x, 1) → (values, indices))
+amax, amin = reduce_max, reduce_min
 mul, sub, div, neg = multiply, subtract, divide, negative
 mod, floor_divide, remainder = floormod, floordiv, floormod  # tf.mod; PyTorch's names
 

@@ -291,10 +291,22 @@ class Tensor:
         return _ops.reduce.reduce_mean(self, _pick(dim, axis), _pick(keepdim, keepdims))
 
     def max(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
-        return _ops.reduce.reduce_max(self, _pick(dim, axis), _pick(keepdim, keepdims))
+        """PyTorch's ``x.max(dim)``: ``(values, indices)`` along ``dim``; numpy's
+        ``x.max(axis=...)``: the values."""
+        if axis is not None:
+            return _ops.reduce.reduce_max(self, axis, _pick(keepdim, keepdims))
+        return _ops.reduce.torch_max(self, dim, keepdim)
 
     def min(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
-        return _ops.reduce.reduce_min(self, _pick(dim, axis), _pick(keepdim, keepdims))
+        if axis is not None:
+            return _ops.reduce.reduce_min(self, axis, _pick(keepdim, keepdims))
+        return _ops.reduce.torch_min(self, dim, keepdim)
+
+    def amax(self, dim=None, keepdim=False):
+        return _ops.reduce.reduce_max(self, dim, keepdim)
+
+    def amin(self, dim=None, keepdim=False):
+        return _ops.reduce.reduce_min(self, dim, keepdim)
 
     def argmax(self, dim=None): return _ops.reduce.argmax(self, dim)
     def argmin(self, dim=None): return _ops.reduce.argmin(self, dim)

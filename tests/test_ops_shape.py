@@ -171,3 +171,25 @@ def test_boolean_mask_from_a_comparison(device):
     np.testing.assert_array_equal(positive.numpy(), [1, 4])
     (positive * on(device, [10.0, 20.0])).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [[10, 0], [0, 20]])
+
+
+def test_pytorch_and_tf_spellings_of_shape_functions(device):
+    """The same function names take both spellings where they cannot be confused:
+    transpose(x, 0, 1) and zeros(2, 3) as in PyTorch, transpose(x, perm) and
+    zeros(shape, dtype) as in TF; concat of one tensor returns it, as in TF."""
+    x = np.arange(24.0).reshape(2, 3, 4)
+    t = on(device, x)
+    np.testing.assert_array_equal(eg.transpose(t, 0, 2).numpy(), x.swapaxes(0, 2))
+    np.testing.assert_array_equal(eg.transpose(t, [1, 0, 2]).numpy(), x.transpose(1, 0, 2))
+    with pytest.raises(TypeError, match=r"transpose\(x, 1, \.\.\.\): TF's perm lists every "
+                       r"axis .* PyTorch's transpose\(x, dim0, dim1\)"):
+        eg.transpose(t, 1)
+    np.testing.assert_array_equal(eg.concat(t, 0).numpy(), x)
+    with eg.device(device):
+        assert eg.zeros(2, 3).shape == (2, 3) and eg.zeros(2, 3).dtype == eg.float32
+        assert eg.ones(4).shape == (4,) and eg.ones(2, 3, dtype=eg.int64).dtype == eg.int64
+        assert eg.zeros((2, 3), eg.float64).dtype == eg.float64
+        assert eg.ones([2], "int32").dtype == eg.int32
+    with eg.Graph().as_default():
+        assert eg.ones((2,), eg.int64, "o").name == "o:0"
+        assert eg.zeros(2, 3, name="z").shape.as_list() == [2, 3]

@@ -130,3 +130,39 @@ def test_dropout_scaling_matches_pytorch():
     torch.manual_seed(0)
     theirs = torch.nn.functional.dropout(torch.tensor(x), p=0.4).numpy()
     assert set(np.unique(ours)) == set(np.unique(theirs)) == {0.0, 3.0 / 0.6}
+
+
+@pytest.mark.parametrize("which", ["max", "min"])
+@pytest.mark.parametrize("dim, keepdim", [(None, False), (0, False), (1, True), (-1, False)])
+def test_torch_max_and_min_return_what_pytorch_returns(device, which, dim, keepdim):
+    """x.max(dim) and eg.max(x, dim) give (values, indices) as in PyTorch, so
+    ``_, predicted = eg.max(scores, 1)`` reads the indices; without dim, the value."""
+    ours = eg.tensor(DISTINCT, device=device, requires_grad=True)
+    theirs = torch.tensor(DISTINCT, requires_grad=True)
+    args = () if dim is None else (dim, keepdim)
+    for got in (getattr(ours, which)(*args), getattr(eg, which)(ours, *args)):
+        want = getattr(theirs, which)(*args)
+        if dim is None:
+            np.testing.assert_array_equal(got.numpy(), want.detach().numpy())
+            continue
+        values, indices = got
+        assert got.values is values and got.indices is indices
+        np.testing.assert_array_equal(values.numpy(), want.values.detach().numpy())
+        np.testing.assert_array_equal(indices.numpy(), want.indices.numpy())
+        assert indices.dtype == eg.int64
+    (got if dim is None else got.values).sum().backward()
+    (want if dim is None else want.values).sum().backward()
+    np.testing.assert_array_equal(ours.grad.numpy(), theirs.grad.numpy())
+
+
+def test_max_elementwise_and_numpy_spellings(device):
+    x = eg.tensor(DISTINCT, device=device)
+    y = eg.tensor(A, device=device)
+    np.testing.assert_array_equal(eg.max(x, y).numpy(), torch.max(torch.tensor(DISTINCT),
+                                                                  torch.tensor(A)).numpy())
+    np.testing.assert_array_equal(eg.min(x, y).numpy(), np.minimum(DISTINCT, A))
+    np.testing.assert_array_equal(x.max(axis=1).numpy(), DISTINCT.max(axis=1))   # numpy's
+    np.testing.assert_array_equal(x.amin(0).numpy(), DISTINCT.min(0))
+    np.testing.assert_array_equal(eg.amax(x, 1, True).numpy(), DISTINCT.max(1, keepdims=True))
+    _, predicted = eg.max(x, np.int64(1))
+    np.testing.assert_array_equal(predicted.numpy(), DISTINCT.argmax(1))

@@ -4,6 +4,8 @@ Randomness is reproducible: ``eg.random.set_seed(s)`` (``tf.random.set_seed``,
 ``torch.manual_seed``) restarts every device's generator; an op-level ``seed`` gives that op a
 stream of its own, as in TensorFlow.
 """
+import numbers
+
 import numpy as np
 
 from .base import Op, apply
@@ -87,12 +89,23 @@ def fill(shape, value, dtype=float32, name=None):
     return apply(Fill(_shape(shape), value, as_dtype(dtype)), name=name)
 
 
-def zeros(shape, dtype=float32, name=None):
+def zeros(shape, *sizes, dtype=float32, name=None):
+    """``eg.zeros((2, 3))`` or ``eg.zeros([2, 3], eg.float64)`` (TF), ``eg.zeros(2, 3)``
+    (PyTorch)."""
+    shape, dtype, name = _torch_sizes(shape, sizes, dtype, name)
     return fill(shape, 0, dtype, name=name)
 
 
-def ones(shape, dtype=float32, name=None):
+def ones(shape, *sizes, dtype=float32, name=None):
+    shape, dtype, name = _torch_sizes(shape, sizes, dtype, name)
     return fill(shape, 1, dtype, name=name)
+
+
+def _torch_sizes(shape, more, dtype, name):
+    """(shape, dtype, name) from PyTorch's sizes (2, 3) or TF's shape, [dtype, [name]]."""
+    if more and all(isinstance(n, numbers.Integral) for n in (shape, *more)):
+        return (shape, *more), dtype, name
+    return shape, *(tuple(more) + (dtype, name)[len(more):])
 
 
 def zeros_like(x, dtype=None, name=None):

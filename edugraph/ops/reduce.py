@@ -1,8 +1,10 @@
 """Reductions over axes: sum, mean, max/min (which *route* the gradient), logsumexp, argmax."""
+import collections
 import math
+import numbers
 
 from .base import Op, apply, broadcast_like, reduction_axes
-from .math import cast, equal, exp, to_float
+from .math import cast, equal, exp, maximum, minimum, to_float
 from .shape import expand_dims
 
 
@@ -151,6 +153,32 @@ def reduce_max(x, axis=None, keepdims=False, name=None):
 
 def reduce_min(x, axis=None, keepdims=False, name=None):
     return apply(Min(axis, keepdims), x, name=name)
+
+
+MaxResult = collections.namedtuple("MaxResult", ["values", "indices"])
+
+
+def torch_max(x, dim=None, keepdim=False):
+    """PyTorch's ``torch.max`` / ``x.max``: the largest element; along ``dim``, the pair
+    ``(values, indices)`` (``_, predicted = eg.max(scores, 1)``); with a tensor as second
+    argument, the elementwise ``maximum``. The values' gradient splits ties evenly (the rule
+    of ``torch.amax`` and ``tf.reduce_max``; ``torch.max(x, dim)`` gives it all to the
+    returned index)."""
+    return _torch_extreme(x, dim, keepdim, reduce_max, argmax, maximum)
+
+
+def torch_min(x, dim=None, keepdim=False):
+    """PyTorch's ``torch.min`` / ``x.min``: see ``torch_max``."""
+    return _torch_extreme(x, dim, keepdim, reduce_min, argmin, minimum)
+
+
+def _torch_extreme(x, dim, keepdim, reduce, arg, elementwise):
+    if dim is None:
+        return reduce(x)
+    if not isinstance(dim, numbers.Integral):       # torch.max(a, b): elementwise
+        return elementwise(x, dim)
+    indices = arg(x, dim)
+    return MaxResult(reduce(x, dim, keepdim), expand_dims(indices, dim) if keepdim else indices)
 
 
 def logsumexp(x, axis=None, keepdims=False, name=None):

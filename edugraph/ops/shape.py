@@ -2,10 +2,13 @@
 
 Their backward passes move the gradient back to where each value came from.
 """
+import numbers
+
 import numpy as np
 
 from .base import Op, ShapedLike, apply, apply_shaped_like, broadcast_array, sum_to_shape
 from ..errors import ShapeError
+from ..tensor import Tensor
 
 
 class Reshape(Op):
@@ -321,7 +324,14 @@ def reshape_like(x, like, name=None):
 
 
 def transpose(x, perm=None, name=None):
-    """Permute dimensions (TF's ``tf.transpose(x, perm)``; reverses them when perm is None)."""
+    """Permute dimensions (TF's ``tf.transpose(x, perm)``; reverses them when perm is None).
+    ``eg.transpose(x, 0, 1)`` swaps two of them, as ``torch.transpose(x, dim0, dim1)``."""
+    if isinstance(perm, numbers.Integral):
+        if not isinstance(name, numbers.Integral):
+            raise TypeError(f"transpose(x, {perm!r}, ...): TF's perm lists every axis "
+                            "(transpose(x, [1, 0])); PyTorch's transpose(x, dim0, dim1) names "
+                            "the two axes to swap.")
+        return x.transpose(perm, name)
     return apply(Transpose(perm), x, name=name)
 
 
@@ -345,6 +355,8 @@ def squeeze(x, axis=None, name=None):
 
 
 def concat(values, axis=0, name=None):
+    if isinstance(values, Tensor):      # one tensor: nothing to join (TF)
+        values = [values]
     return apply(Concat(axis), *values, name=name)
 
 
