@@ -164,12 +164,21 @@ class _Overwritten(Tensor):
     size = property(lambda self: math.prod(self._shape))
 
 
-def backward(output, grad=None, create_graph=False):
-    """``output.backward()``: gradients of ``output`` into every leaf's ``.grad``."""
+def backward(output, grad=None, retain_graph=None, create_graph=False, inputs=None):
+    """``output.backward()``: gradients of ``output`` into every leaf's ``.grad`` (only into
+    ``inputs`` when given, as in PyTorch)."""
     if not output.requires_grad:
         raise GradientError(_no_gradient_path("backward() on a tensor"))
     with enable_grad() if create_graph else no_grad():
-        _propagate([output], [_seed(output, grad)])
+        if inputs is None:
+            _propagate([output], [_seed(output, grad)])
+            return
+        inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+        found = _propagate([output], [_seed(output, grad)], wanted=set(inputs),
+                           accumulate=False)
+        for t in inputs:
+            if t in found:
+                t.grad = found[t] if t.grad is None else t.grad + found[t]
 
 
 def _no_gradient_path(what):
@@ -180,8 +189,10 @@ def _no_gradient_path(what):
             "dtype): the gradient stops there.")
 
 
-def grad(outputs, inputs, grad_outputs=None, create_graph=False, allow_unused=False):
-    """d(sum of outputs)/d(inputs), returned (not accumulated), like ``torch.autograd.grad``."""
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         allow_unused=False):
+    """d(sum of outputs)/d(inputs), returned (not accumulated), like ``torch.autograd.grad``
+    (same arguments; ``retain_graph`` is not needed: the recorded graph is kept)."""
     outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
     single = isinstance(inputs, Tensor)
     inputs = [inputs] if single else list(inputs)

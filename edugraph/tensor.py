@@ -155,9 +155,14 @@ class Tensor:
         return "tensor(" + ", ".join([body] + extras) + ")"
 
     # ------------------------------------------------------------------ autodiff
-    def backward(self, grad=None, create_graph=False):
-        """Accumulate d(self)/d(leaf) into ``leaf.grad`` for every leaf that requires grad."""
-        _autodiff.backward(self, grad, create_graph=create_graph)
+    def backward(self, grad=None, retain_graph=None, create_graph=False, inputs=None, *,
+                 gradient=None):
+        """Accumulate d(self)/d(leaf) into ``leaf.grad`` for every leaf that requires grad
+        (only into ``inputs`` when given). PyTorch's spelling works too:
+        ``backward(gradient=...)``; ``retain_graph`` is accepted and not needed, since the
+        recorded graph is kept until its tensors are gone."""
+        _autodiff.backward(self, gradient if grad is None else grad,
+                           create_graph=create_graph, inputs=inputs)
 
     def detach(self):
         """The same values, cut off from the graph: gradients stop here."""

@@ -438,3 +438,23 @@ def test_refuses_exactly_what_pytorch_refuses_after_an_in_place_change(program):
         assert (ours_.grad is None) == (expected is None)
         if expected is not None:
             np.testing.assert_allclose(ours_.grad.numpy(), expected.numpy())
+
+
+def test_pytorch_keywords_of_backward_and_grad():
+    """backward(gradient=..., retain_graph=..., inputs=...) and autograd.grad's argument order
+    (outputs, inputs, grad_outputs, retain_graph, create_graph) as in PyTorch."""
+    torch = pytest.importorskip("torch")
+    x0, w0 = np.array([1.0, 2.0]), np.array([3.0, -4.0])
+    ours = [eg.tensor(a, requires_grad=True) for a in (x0, w0)]
+    theirs = [torch.tensor(a, requires_grad=True) for a in (x0, w0)]
+    for (x, w), lib in ((ours, eg), (theirs, torch)):
+        y = x * w
+        seed = lib.tensor([1.0, 0.5], dtype=lib.float64)
+        y.backward(gradient=seed, retain_graph=True)
+        (y * y).sum().backward(inputs=[x])          # w.grad stays as it was
+    for mine, ref in zip(ours, theirs):
+        np.testing.assert_allclose(mine.grad.numpy(), ref.grad.numpy())
+    x, w = ours
+    (g,) = eg.grad((x * w).sum(), [x], None, True, True)     # retain_graph, create_graph
+    assert g.requires_grad
+    np.testing.assert_allclose(g.numpy(), w0)
