@@ -59,6 +59,16 @@ def test_wrong_feed_shape_is_tf1s_value_error(graph):
                                "shape '(?, 3)'")
 
 
+def test_feed_that_is_not_numbers_names_the_tensor(graph):
+    x = eg.placeholder(eg.float32, shape=(None, 3), name="x")
+    with eg.Session() as sess:
+        for value in ([["a", "b", "c"]], [[1, 2, 3], [1]]):
+            with pytest.raises(ValueError, match=r"^Cannot feed this value for Tensor 'x:0' "
+                               r"\(dtype float32, shape \(\?, 3\)\): .*Feed numbers in nested "
+                               "lists of equal lengths"):
+                sess.run(x, feed_dict={x: value})
+
+
 def test_unknown_dimension_takes_any_batch_size(graph):
     x = eg.placeholder(eg.float32, shape=(None, 3))
     total = eg.reduce_sum(x, axis=1)

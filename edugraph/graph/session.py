@@ -110,7 +110,13 @@ class Session:
                                     f"({value.name}); feed numbers or arrays, or "
                                     "sess.run() it first.")
                 value = value.numpy()
-            array = np.asarray(value, dtype=t.dtype)
+            try:
+                array = np.asarray(value, dtype=t.dtype)
+            except (ValueError, TypeError) as e:
+                reason = str(e).rstrip(".")
+                raise type(e)(f"Cannot feed this value for Tensor '{t.name}' (dtype "
+                              f"{t.dtype}, shape {t.shape}): {reason}. Feed numbers in "
+                              "nested lists of equal lengths, or a numpy array.") from e
             if array.shape != t.shape and not t.shape.is_compatible_with(array.shape):
                 raise ValueError(f"Cannot feed value of shape {array.shape} for Tensor "
                                  f"'{t.name}', which has shape '{t.shape}'")
