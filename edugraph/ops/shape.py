@@ -3,6 +3,7 @@
 Their backward passes move the gradient back to where each value came from.
 """
 import numbers
+import operator
 
 import numpy as np
 
@@ -308,11 +309,15 @@ def _device_index(index, device):
 
 # ----------------------------------------------------------------------------- functions
 def reshape(x, shape, name=None):
-    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-    if any(n < -1 for n in shape) or shape.count(-1) > 1:
-        raise ShapeError(f"reshape into {shape}: sizes must be 0 or more, except one that may "
-                         "be -1 (inferred from the others).")
-    return apply(Reshape(shape), x, name=name)
+    try:
+        sizes = (operator.index(shape),) if np.ndim(shape) == 0 else tuple(map(operator.index,
+                                                                              shape))
+    except TypeError:
+        sizes = None
+    if sizes is None or any(n < -1 for n in sizes) or sizes.count(-1) > 1:
+        raise ShapeError(f"reshape into {shape}: sizes must be whole numbers, 0 or more, "
+                         "except one that may be -1 (inferred from the others).")
+    return apply(Reshape(sizes), x, name=name)
 
 
 def reshape_like(x, like, name=None):
