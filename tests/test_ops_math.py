@@ -229,6 +229,7 @@ def test_clip_integer_bound_keeps_dtype(device):
     got = eg.clip(x, on(device, [1, 1, 1]), 4)
     assert got.dtype == eg.float32
     np.testing.assert_array_equal(got.numpy(), [1, 2.5, 4])
+    assert eg.clip(x, np.float64(1.0), np.int64(4)).dtype == eg.float32   # numpy scalars
 
 
 def test_cast(device):

@@ -225,7 +225,9 @@ class Clip(Elementwise):
         out = xp.clip(x, *self._bounds(bound_inputs))
         if out.shape != x.shape:
             raise ValueError("a bound would change the clipped tensor's shape")
-        return out.astype(x.dtype, copy=False)      # (an integer bound must not widen x)
+        # (tensor bounds arrive in x's dtype, promote_integers sees to it; a numpy scalar
+        # bound, np.float64(0.5) or np.int64(1), would still widen float32 x)
+        return out.astype(x.dtype, copy=False)
 
     def backward(self, grad, out, x, *bound_inputs):
         low, high = self._bounds(bound_inputs)
@@ -360,8 +362,8 @@ def minimum(x, y, name=None):
 
 def where(condition, x, y, name=None):
     """``x`` where ``condition`` holds, else ``y``."""
-    kind = getattr(condition, "dtype", as_dtype(bool)).kind
-    if kind != "b":
+    dtype = getattr(condition, "dtype", None)      # (lists of bools have none: fine)
+    if dtype is not None and dtype.kind != "b":
         raise TypeError(f"where: the condition must be boolean, not {condition.dtype}; compare "
                         "first, e.g. eg.where(mask > 0, x, y) (as in TF and PyTorch).")
     return apply(Where(), condition, x, y, name=name)
