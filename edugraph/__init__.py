@@ -14,9 +14,9 @@ from .ops import random
 from .ops.activation import dropout, leaky_relu, log_softmax, relu, sigmoid, softmax, tanh
 from .ops.linalg import matmul
 from .ops.math import (abs, add, cast, clip, clip_by_value, divide, equal, exp, floordiv,
-                       floormod, greater, greater_equal, less, less_equal, log, logical_not,
-                       maximum, minimum, multiply, negative, not_equal, pow, sign, sqrt, square,
-                       subtract, where)
+                       floormod, greater, greater_equal, less, less_equal, log, logical_and,
+                       logical_not, logical_or, maximum, minimum, multiply, negative, not_equal,
+                       pow, sign, sqrt, square, subtract, where)
 from .ops.printing import print_ as print  # noqa: A001  (tf.print: prints when it runs)
 from .ops.random import (fill, manual_seed, ones, ones_like, rand, randn, random_normal,
                          random_uniform, range_ as range, zeros, zeros_like)  # noqa: A001

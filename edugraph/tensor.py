@@ -252,6 +252,11 @@ class Tensor:
     def __ge__(self, other): return _ops.math.greater_equal(self, other)
     def __eq__(self, other): return _ops.math.equal(self, other)
     def __ne__(self, other): return _ops.math.not_equal(self, other)
+    def __and__(self, other): return _ops.math.logical_and(self, other)
+    def __rand__(self, other): return _ops.math.logical_and(other, self)
+    def __or__(self, other): return _ops.math.logical_or(self, other)
+    def __ror__(self, other): return _ops.math.logical_or(other, self)
+    def __invert__(self): return _ops.math.logical_not(self)
     def __getitem__(self, index): return _ops.shape.getitem(self, index)
 
     def __setitem__(self, index, value):

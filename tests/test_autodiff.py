@@ -269,6 +269,61 @@ def test_gradients_are_differentiable(device, name):
     gradcheck(first_derivative, np.array(values), device=device, name=f"d/dx {name}")
 
 
+R = np.random.default_rng(7)
+
+
+def _signed(*shape):                # values away from 0 and from each other: no kinks nearby
+    return R.uniform(0.5, 1.5, shape) * R.choice([-1, 1], shape)
+
+
+INDEX = np.array([2, 0, 2, 1])
+SECOND_ORDER = {   # name: (function of several inputs, their values)
+    # each input's first gradient goes through the gradient ops (sum_to_shape, broadcast_to,
+    # scatter-add, gather's gradient, col2im...), so these check those ops' own backward
+    "broadcast add": (lambda x, b: (x + b) ** 3, [_signed(2, 3), _signed(3)]),
+    "broadcast mul": (lambda x, b: (x * b) ** 2 * x, [_signed(2, 3), _signed(2, 1)]),
+    "broadcast div": (lambda x, b: x / b, [_signed(2, 3), np.abs(_signed(1, 3))]),
+    "sum over axis": (lambda x: eg.reduce_sum(x ** 3, axis=1) ** 2, [_signed(2, 3)]),
+    "mean keepdims": (lambda x: x * eg.reduce_mean(x, axis=0, keepdims=True), [_signed(2, 3)]),
+    "max over axis": (lambda x: eg.reduce_max(x ** 3, axis=1) ** 2, [_signed(2, 3)]),
+    "integer indexing": (lambda x: x[INDEX] ** 3, [_signed(3, 2)]),
+    "slicing": (lambda x: x[1:, ::2] ** 3, [_signed(3, 4)]),
+    "gather": (lambda x: eg.gather(x, INDEX, axis=1) ** 3, [_signed(2, 3)]),
+    "reshape": (lambda x: eg.reshape(x ** 2, (3, 2)) * eg.reshape(x, (3, 2)), [_signed(2, 3)]),
+    "concat": (lambda x, y: eg.concat([x ** 2, x * y], 0) ** 2, [_signed(2, 3), _signed(1, 3)]),
+    "stack": (lambda x, y: eg.stack([x ** 2, x * y]) ** 2, [_signed(2, 3), _signed(2, 3)]),
+    "broadcast_to": (lambda x: eg.broadcast_to(x, (2, 3)) ** 3, [_signed(3)]),
+    "maximum": (lambda x, y: eg.maximum(x ** 3, y * x), [_signed(2, 3), _signed(3)]),
+    "where": (lambda x, y: eg.where(x > 0, x ** 3, y * x), [_signed(2, 3), _signed(3)]),
+    "clip with tensor bounds": (lambda x, low: eg.clip(x ** 3, low, 1.0) * x,   # 1.3 > 1:
+                                [_signed(2, 3), np.array([-0.8, 1.3, 0.6])]),   # crossed
+    "pow of two tensors": (lambda x, y: x ** y, [np.abs(_signed(2, 3)), _signed(3)]),
+    "batched matmul": (lambda a, b: eg.matmul(a, b) ** 2, [_signed(2, 2, 3), _signed(3, 2)]),
+    "conv2d": (lambda x, w: eg.nn.conv2d(x, w, padding="same") ** 2,
+               [_signed(1, 4, 4, 2), _signed(3, 3, 2, 2)]),
+    "max_pool2d": (lambda x: eg.nn.max_pool2d(x ** 3, 2) ** 2, [_signed(1, 4, 4, 1)]),
+    "softmax cross-entropy": (lambda logits, labels: eg.nn.softmax_cross_entropy_with_logits(
+        labels=labels, logits=logits * logits), [_signed(2, 3), np.abs(_signed(2, 3))]),
+}
+
+
+@pytest.mark.parametrize("name", SECOND_ORDER)
+def test_gradients_of_several_inputs_are_differentiable(device, name):
+    """x ↦ (d/dx, d/dy...) of a weighted sum of f(x, y...) is itself gradchecked: second
+    derivatives through broadcasting, indexing, gathers, convolutions and crossed bounds."""
+    fn, values = SECOND_ORDER[name]
+
+    def first_derivatives(*tensors):
+        out = fn(*tensors)
+        weights = eg.tensor(np.linspace(0.5, 1.5, out.size).reshape(out.shape),
+                            device=out.device)
+        grads = eg.grad(eg.reduce_sum(out * weights), list(tensors), create_graph=True)
+        return eg.concat([eg.reshape(g, (-1,)) for g in grads], 0)
+
+    gradcheck(first_derivatives, *values, device=device, name=f"d/d(inputs) {name}",
+              atol=1e-5, rtol=1e-4)
+
+
 # ----------------------------------------------------------------- values changed in place
 def test_backward_refuses_a_variable_changed_after_an_op_that_needs_it(device):
     """PyTorch's "modified by an inplace operation": the old values are gone, so an error

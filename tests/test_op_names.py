@@ -20,6 +20,7 @@ CALLS = [
     (eg.maximum, lambda x: (x, 0)), (eg.minimum, lambda x: (x, 0)),
     (eg.where, lambda x: (x > 2, x, 0.0)), (eg.clip, lambda x: (x, 1.0, 3.0)),
     (eg.cast, lambda x: (x, eg.float64)), (eg.logical_not, lambda x: (x > 2,)),
+    (eg.logical_and, lambda x: (x > 2, x < 5)), (eg.logical_or, lambda x: (x > 2, x < 1)),
     (eg.floordiv, lambda x: (x, 2.0)), (eg.floormod, lambda x: (x, 2.0)),
     (eg.less, lambda x: (x, 2.0)), (eg.greater_equal, lambda x: (x, 2.0)),
     (eg.equal, lambda x: (x, 2.0)),

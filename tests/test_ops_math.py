@@ -259,6 +259,24 @@ def test_comparisons_produce_no_gradient(device):
     np.testing.assert_array_equal(eg.logical_not(x > 1.5).numpy(), [True, False, False])
 
 
+def test_logical_ops_combine_masks(device):
+    x = on(device, [-1.0, 0.5, 2.0])
+    inside, outside = (x > 0) & (x < 1), (x < 0) | (x > 1)
+    np.testing.assert_array_equal(inside.numpy(), [False, True, False])
+    np.testing.assert_array_equal(outside.numpy(), [True, False, True])
+    np.testing.assert_array_equal((~inside).numpy(), outside.numpy())
+    np.testing.assert_array_equal(eg.logical_and(x > 0, True).numpy(), [False, True, True])
+    np.testing.assert_array_equal(eg.logical_or(False, x > 1).numpy(), [False, False, True])
+    assert inside.dtype == eg.bool_ and not eg.logical_or(x > 0, x < 0).requires_grad
+    # numpy reads any nonzero as true, PyTorch's & on integers is bitwise: refused, as in TF
+    for call in (lambda: x & (x > 0), lambda: eg.logical_or(x > 0, on(device, [1, 0, 2])),
+                 lambda: ~x):
+        with pytest.raises(TypeError, match=r"^logical_(and|or|not): inputs must be boolean "
+                           r"tensors, got one of dtype (float32|int64) and shape \(3,\)\. "
+                           r"Compare first"):
+            call()
+
+
 # ----------------------------------------------------------------------------- matmul
 @checks
 @given(data=st.data(), batch=broadcastable_shapes(max_dims=2, max_side=3),

@@ -110,6 +110,28 @@ def test_max_tie_rules_match_pytorch():
     assert (a.grad.item(), b.grad.item()) == (1.0, 0.0)
 
 
+@pytest.mark.parametrize("low, high", [(0.0, 1.0), (1.0, 1.0), (1.3, 1.0)])
+def test_clip_gradients_match_pytorch_also_for_crossed_bounds(device, low, high):
+    """Where low > high every output is high (clip is minimum(maximum(x, low), high)), so
+    high gets the gradient, as in PyTorch; ties follow PyTorch too."""
+    x = np.array([-1.0, 0.0, 0.5, 1.0, 1.2, 2.0])
+    bounds = np.full(x.shape, low), np.full(x.shape, high)
+    ours = [eg.tensor(a, device=device, requires_grad=True) for a in (x, *bounds)]
+    theirs = [torch.tensor(a, requires_grad=True) for a in (x, *bounds)]
+    eg.clip(*ours).sum().backward()
+    torch.clamp(*theirs).sum().backward()
+    np.testing.assert_array_equal(eg.clip(*ours).numpy(), torch.clamp(*theirs).detach())
+    for name, m, t in zip(("x", "low", "high"), ours, theirs):
+        np.testing.assert_array_equal(m.grad.numpy(), t.grad.numpy(), err_msg=name)
+    with eg.Graph().as_default():           # the same gradient nodes in a graph
+        fed = [eg.placeholder(eg.float64, shape=x.shape) for _ in range(3)]
+        grads = eg.gradients(eg.reduce_sum(eg.clip(*fed)), fed)
+        with eg.Session() as sess:
+            got = sess.run(grads, dict(zip(fed, (x, *bounds))))
+    for name, g, t in zip(("x", "low", "high"), got, theirs):
+        np.testing.assert_array_equal(g, t.grad.numpy(), err_msg=f"graph: {name}")
+
+
 def test_second_derivatives_match_pytorch():
     x0 = np.array([0.3, -1.2, 2.0])
     x = eg.tensor(x0, requires_grad=True)

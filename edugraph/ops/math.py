@@ -230,12 +230,18 @@ class Clip(Elementwise):
         return out.astype(x.dtype, copy=False)
 
     def backward(self, grad, out, x, *bound_inputs):
+        # PyTorch's rule, which agrees with the values also where low > high (then every
+        # output is high, as clip is minimum(maximum(x, low), high)): x gets the gradient
+        # where low <= x <= high, low where x < low < high, high where x > high or high < low.
         low, high = self._bounds(bound_inputs)
-        grads = [grad * cast(x == out, grad.dtype)]
+        inside = x == out if low is None or high is None else (x >= low) & (x <= high)
+        grads = [grad * cast(inside, grad.dtype)]
         if self.low is BOUND_INPUT:
-            grads.append(grad * cast(x < low, grad.dtype))
+            binds = x < low if high is None else (x < low) & (low < high)
+            grads.append(grad * cast(binds, grad.dtype))
         if self.high is BOUND_INPUT:
-            grads.append(grad * cast(x > high, grad.dtype))
+            binds = x > high if low is None else (x > high) | (high < low)
+            grads.append(grad * cast(binds, grad.dtype))
         return tuple(grads)
 
     def explain_failure(self, shapes):
@@ -402,7 +408,36 @@ def to_float(x):
 
 
 def logical_not(x, name=None):
+    """``~mask`` (``tf.logical_not``); the input must be boolean."""
+    _check_boolean("logical_not", x)
     return apply(LogicalNot(), x, name=name)
+
+
+def _logical(op_name):
+    compare = _compare(op_name, op_name)
+
+    def logical(x, y, name=None):
+        _check_boolean(op_name, x, y)
+        return compare(x, y, name=name)
+    logical.__name__ = op_name
+    logical.__doc__ = (f"Elementwise ``{op_name}`` of two boolean tensors (``mask & other``, "
+                       "as in TF and PyTorch); no gradient.")
+    return logical
+
+
+logical_and, logical_or = _logical("logical_and"), _logical("logical_or")
+
+
+def _check_boolean(op_name, *args):
+    """TF's rule: logical ops take booleans. (PyTorch's ``&`` on integers is bitwise, numpy's
+    logical_and reads any nonzero as true: either would be a silent surprise here.)"""
+    for a in args:
+        dtype = getattr(a, "dtype", None)
+        if dtype is not None and dtype.kind != "b":
+            raise TypeError(
+                f"{op_name}: inputs must be boolean tensors, got one of dtype {dtype} and shape "
+                f"{a.shape}. Compare first to make a mask (x > 0), or cast: "
+                "eg.cast(x, eg.bool_).")
 
 
 def floordiv(x, y, name=None):
