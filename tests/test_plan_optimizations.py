@@ -105,3 +105,28 @@ def test_values_are_dropped_after_their_last_use_but_fetches_are_kept(graph):
     kept = set(plan.fetch_slots)
     assert dropped and not kept & set(dropped)
     assert len(dropped) == len(set(dropped))           # each value dropped once
+
+
+COMPARES = [eg.less, eg.less_equal, eg.greater, eg.greater_equal, eg.equal, eg.not_equal,
+            lambda a, b: eg.logical_and(a < b, a <= b), lambda a, b: eg.logical_or(a < b, a <= b)]
+XS, YS = np.array([1, 2, 3], np.float32), np.array([2, 2, 2], np.float32)
+EXPECTED = [XS < YS, XS <= YS, XS > YS, XS >= YS, XS == YS, XS != YS, XS < YS, XS <= YS]
+
+
+def test_different_comparisons_of_the_same_inputs_stay_apart(graph):
+    """Common-subexpression elimination merges only the *same* op: x < y and x > y show no
+    attributes, yet must not become one node."""
+    x, y = eg.placeholder(eg.float32, shape=(3,)), eg.placeholder(eg.float32, shape=(3,))
+    with eg.Session() as sess:
+        got = sess.run([compare(x, y) for compare in COMPARES], {x: XS, y: YS})
+    for i, (g, e) in enumerate(zip(got, EXPECTED)):
+        np.testing.assert_array_equal(g, e, err_msg=f"comparison {i}")
+
+
+def test_different_comparisons_stay_apart_in_a_traced_function():
+    @eg.function
+    def all_comparisons(a, b):
+        return [compare(a, b) for compare in COMPARES]
+
+    for i, (g, e) in enumerate(zip(all_comparisons(eg.tensor(XS), eg.tensor(YS)), EXPECTED)):
+        np.testing.assert_array_equal(g.numpy(), e, err_msg=f"traced comparison {i}")

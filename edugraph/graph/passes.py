@@ -195,7 +195,10 @@ def _signature(op, inputs):
             return None
         attrs = (array.dtype.str, array.shape, array.tobytes())
     try:
-        return (type(op.eg_op), repr(attrs) if not isinstance(attrs, tuple) else attrs,
+        # (the name too: it alone tells apart ops of one class that show no attributes,
+        # x < y and x > y are both a Compare)
+        return (type(op.eg_op), op.eg_op.name,
+                repr(attrs) if not isinstance(attrs, tuple) else attrs,
                 tuple(id(t) for t in inputs), op.device)
     except Exception:
         return None
