@@ -1,7 +1,7 @@
 """One random graph, three ways to run it: eagerly (backward), in a Session (eg.gradients) and
 in a traced function (GradientTape inside). Hypothesis draws the graphs: inputs of broadcasting
-shapes, a chain of ops over any earlier nodes (branches, reuse, broadcasting, reductions, and
-eg.cond), and a scalar loss. All three must give the same value and the same gradients."""
+shapes, a chain of ops over any earlier nodes (branches, reuse, broadcasting, reductions,
+comparisons, and eg.cond), and a scalar loss. All three must give the same value and the same gradients."""
 import numpy as np
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -16,12 +16,26 @@ UNARY = {
     "exp_tanh": lambda a: eg.exp(eg.tanh(a)),                  # bounded exp
     "row_sum": lambda a: eg.reduce_sum(a, axis=-1, keepdims=True) if len(a.shape) else a,
     "mean_all": lambda a: eg.reduce_mean(a),
+    "row_max": lambda a: eg.reduce_max(a, axis=-1, keepdims=True) if len(a.shape) else a,
+    "min_all": lambda a: eg.reduce_min(a),
+    "abs": eg.abs,
+    "clip": lambda a: eg.clip(a, -0.5, 0.5),
+    "softmax": lambda a: eg.softmax(a) if len(a.shape) else a,
+    "log_softmax": lambda a: eg.log_softmax(a) if len(a.shape) else a,
+    "logsumexp": lambda a: eg.logsumexp(a, axis=-1) if len(a.shape) else a,
 }
 BINARY = {
     "add": eg.add,
     "sub": eg.subtract,
     "mul": eg.multiply,
     "safe_div": lambda a, b: a / (1.0 + b * b),
+    "pow": lambda a, b: (1.0 + a * a) ** eg.tanh(b),
+    "maximum": eg.maximum,
+    "minimum": eg.minimum,
+    "where": lambda a, b: eg.where(a < b, a, b * 2.0),
+    # ops that differ only in their comparison: graph passes must keep them apart
+    "compared": lambda a, b: eg.where(a > b, a * b, a - b) + eg.where(a <= b, b, a * 0.5),
+    "masked": lambda a, b: a * eg.cast((a >= b) & ~(a > 1.0), eg.float64),
     "cond": lambda a, b: eg.cond(eg.reduce_sum(a) > eg.reduce_sum(b),
                                  lambda: a * b + a, lambda: a - eg.tanh(b) * a),
 }
@@ -85,7 +99,7 @@ def traced(values, steps):
                          for g, v in zip(grads, values)]
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(random_graphs())
 def test_eager_session_and_traced_function_agree(graph):
     values, steps = graph
