@@ -35,7 +35,7 @@ BINARY = {
     "where": lambda a, b: eg.where(a < b, a, b * 2.0),
     # ops that differ only in their comparison: graph passes must keep them apart
     "compared": lambda a, b: eg.where(a > b, a * b, a - b) + eg.where(a <= b, b, a * 0.5),
-    "masked": lambda a, b: a * eg.cast((a >= b) & ~(a > 1.0), eg.float64),
+    "masked": lambda a, b: a * eg.cast((a >= b) & ~(a > 1.0), a.dtype),
     "cond": lambda a, b: eg.cond(eg.reduce_sum(a) > eg.reduce_sum(b),
                                  lambda: a * b + a, lambda: a - eg.tanh(b) * a),
 }
