@@ -240,14 +240,18 @@ class GradientTape:
         self._set_watched(False)    # watching belongs to this tape, not to the tensor
 
     def _set_watched(self, on):
+        """Switch recording of the tensors this tape watched on, or off where no other open
+        tape watches them too (nested tapes may watch the same tensor, in either order)."""
         for t in self._switched_on:
-            t.requires_grad = on
+            t.requires_grad = on or _watched_by_another_tape(t, self)
 
     def watch(self, tensor):
         """Record operations on ``tensor`` (constants are not watched unless asked)."""
         for t in tensor if isinstance(tensor, (list, tuple)) else [tensor]:
             if not t.requires_grad:
                 t.requires_grad_(True)
+                self._switched_on.append(t)
+            elif _watched_by_another_tape(t, self):     # then it is this tape's too
                 self._switched_on.append(t)
             self._watched.append(t)
 
@@ -305,6 +309,11 @@ class GradientTape:
             seeds = [_seed(t, g, implicit_sum=True) for t, g in pairs]
             return _propagate([t for t, _ in pairs], seeds, boundary=self._start,
                               wanted=set(sources), accumulate=False)
+
+
+def _watched_by_another_tape(tensor, tape):
+    return any(other is not tape and any(t is tensor for t in other._switched_on)
+               for other in state.tapes)
 
 
 def flatten_sources(sources):

@@ -122,6 +122,22 @@ def test_nested_tapes_give_the_second_derivative(device):
     np.testing.assert_allclose(d2y.numpy(), 6 * x.numpy(), rtol=1e-6)
 
 
+def test_nested_tapes_may_watch_in_either_order(device):
+    """The inner tape watches x first and the outer one only then: closing the inner tape
+    must not stop the outer one from recording x (nor lose the second derivative)."""
+    x = on(device, [1.0, -2.0])
+    with eg.GradientTape(persistent=True) as outer:
+        with eg.GradientTape() as inner:
+            inner.watch(x)
+            outer.watch(x)
+            y = x ** 3
+        dy = inner.gradient(y, x)
+        z = x * 5.0                         # recorded after the inner tape closed
+    np.testing.assert_allclose(outer.gradient(dy, x).numpy(), [6.0, -12.0])
+    np.testing.assert_allclose(outer.gradient(z, x).numpy(), [5.0, 5.0])
+    assert not x.requires_grad              # watching ends with the last tape
+
+
 def test_nested_tapes_through_a_network(device):
     """Second derivative of tanh(w·x) w.r.t. x against its closed form."""
     w = eg.Variable([0.5, -1.5])
