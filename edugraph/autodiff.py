@@ -83,10 +83,10 @@ def _propagate(outputs, seeds, boundary=0, wanted=(), accumulate=True):
         op = node._op
         if op is None or node._seq < boundary:
             if accumulate and node.requires_grad:
-                node.grad = grad if node.grad is None else node.grad + grad
+                _accumulate(node, grad)
             continue
-        if accumulate and node._retain:
-            node.grad = grad
+        if accumulate and node._retain:         # (retained grads add up too, as in PyTorch)
+            _accumulate(node, grad)
         inputs = node._inputs
         backward_inputs = inputs if node._seq > changed else _guard_changed_inputs(node)
         for inp, g in zip(inputs, op.backward(grad, node, *backward_inputs)):
@@ -97,6 +97,10 @@ def _propagate(outputs, seeds, boundary=0, wanted=(), accumulate=True):
             total = grads.get(inp)              # (same shape, eager: nothing to undo)
             grads[inp] = g if total is None else total + g      # branches sum
     return found
+
+
+def _accumulate(tensor, grad):
+    tensor.grad = grad if tensor.grad is None else tensor.grad + grad
 
 
 def _guard_changed_inputs(node):
@@ -178,7 +182,7 @@ def backward(output, grad=None, retain_graph=None, create_graph=False, inputs=No
                            accumulate=False)
         for t in inputs:
             if t in found:
-                t.grad = found[t] if t.grad is None else t.grad + found[t]
+                _accumulate(t, found[t])
 
 
 def _no_gradient_path(what):

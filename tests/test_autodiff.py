@@ -67,6 +67,8 @@ def test_only_leaves_keep_grad_unless_retained(device):
     assert h.grad is None and not h.is_leaf and x.is_leaf
     np.testing.assert_allclose(kept.grad.numpy(), 3 * (5 * np.array([1.0, 2.0])) ** 2)
     np.testing.assert_allclose(x.grad.numpy(), 5 * 3 * (5 * np.array([1.0, 2.0])) ** 2)
+    (kept * 2).sum().backward()                 # a retained grad accumulates, as in PyTorch
+    np.testing.assert_allclose(kept.grad.numpy(), 3 * (5 * np.array([1.0, 2.0])) ** 2 + 2)
 
 
 def test_detach_stops_the_gradient(device):
