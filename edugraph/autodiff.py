@@ -155,7 +155,7 @@ class _Overwritten(Tensor):
             what = f"its variable '{self.name}' {shape}" if self.name else f"an input {shape}"
         raise GradientError(
             f"The gradient of {op} needs the values of {what}, but they were changed in place "
-            f"(assign, assign_add/sub or .data = ...) after {op} used them. "
+            f"(assign, assign_add/sub, x -= ... or .data = ...) after {op} used them. "
             "Take the gradients first and change the variables after (grads = "
             "tape.gradient(loss, [w1, w2]), then the assigns), or run the forward pass again.")
 
@@ -297,7 +297,8 @@ class GradientTape:
             found = {t: g for t, g in found.items() if id(t) in watched}
         result = [found.get(s) for s in flat]
         if unconnected_gradients == "zero":
-            result = [r if r is not None else s * 0 for r, s in zip(result, flat)]
+            from .ops.random import zeros_like
+            result = [r if r is not None else zeros_like(s) for r, s in zip(result, flat)]
         return rebuild(result)
 
     def _walk(self, target, sources, output_gradients):

@@ -8,6 +8,7 @@ import numpy as np
 
 from . import devices as _device
 from .context import note_in_place_change, state
+from .errors import GradientError, ShapeError
 
 float16, float32, float64 = np.dtype("float16"), np.dtype("float32"), np.dtype("float64")
 int8, int16, int32, int64 = (np.dtype(f"int{n}") for n in (8, 16, 32, 64))
@@ -182,6 +183,48 @@ class Tensor:
             raise ValueError(f"x.data = ... needs shape {self.shape}, got {value.shape}.")
         self._value = value
         note_in_place_change(self, array_written=False)
+
+    # ------------------------------------------------------------------ in place (PyTorch)
+    def _update(self, function, other, spelling):
+        """``x -= d`` and ``x.sub_(d)``: write ``function(x, d)`` into x's own array, so x stays
+        the same tensor (a leaf keeps its ``.grad``; views and aliases see the change). As in
+        PyTorch, a tensor that requires grad may only be changed under ``eg.no_grad()`` (the
+        SGD step ``w -= lr * w.grad``), and the result must keep x's shape and dtype. A
+        symbolic tensor cannot change: there ``x -= d`` makes a new node, as in TF."""
+        if self.graph is not None:
+            return function(self, other)
+        if state.grad_enabled and (self.requires_grad or getattr(other, "requires_grad", False)):
+            raise GradientError(
+                f"{spelling} would change a tensor of shape {self.shape} in place while "
+                "gradients are being recorded, and an in-place change cannot be "
+                "differentiated. For an update step (w -= lr * w.grad) put it under "
+                "`with eg.no_grad():`; to compute something new, write y = x - d instead.")
+        result = function(self, other)
+        if (result.shape, result.dtype) != (self.shape, self.dtype):
+            raise ShapeError(
+                f"{spelling} on a tensor of shape {self.shape} and dtype {self.dtype} gives "
+                f"shape {result.shape} and dtype {result.dtype}: an in-place result must keep "
+                "both. Write y = x - d for a new tensor (or cast d first).")
+        if isinstance(self._value, np.generic):     # a numpy scalar cannot be written into
+            self._value = result._value
+            note_in_place_change(self, array_written=False)
+        else:
+            self._value[...] = result._value
+            note_in_place_change(self)
+        return self
+
+    def __iadd__(self, other): return self._update(_ops.math.add, other, "x += ...")
+    def __isub__(self, other): return self._update(_ops.math.subtract, other, "x -= ...")
+    def __imul__(self, other): return self._update(_ops.math.multiply, other, "x *= ...")
+    def __itruediv__(self, other): return self._update(_ops.math.divide, other, "x /= ...")
+    def add_(self, other): return self._update(_ops.math.add, other, "add_")
+    def sub_(self, other): return self._update(_ops.math.subtract, other, "sub_")
+    def mul_(self, other): return self._update(_ops.math.multiply, other, "mul_")
+    def div_(self, other): return self._update(_ops.math.divide, other, "div_")
+
+    def zero_(self):
+        """Set every element to 0 in place (``w.grad.zero_()``)."""
+        return self._update(lambda x, _: _ops.random.zeros_like(x), None, "zero_")
 
     def requires_grad_(self, requires_grad=True):
         if requires_grad and not self.is_floating_point():

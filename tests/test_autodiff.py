@@ -71,6 +71,57 @@ def test_only_leaves_keep_grad_unless_retained(device):
     np.testing.assert_allclose(kept.grad.numpy(), 3 * (5 * np.array([1.0, 2.0])) ** 2 + 2)
 
 
+def test_in_place_update_keeps_the_leaf(device):
+    """PyTorch's manual SGD step: ``w -= lr * w.grad`` under no_grad changes w's own array,
+    so w stays the leaf that requires grad; ``w.grad.zero_()`` clears its gradient."""
+    w = on(device, [1.0, -2.0], requires_grad=True)
+    alias = w.detach()                          # shares w's array, as in PyTorch
+    (w * w).sum().backward()
+    with eg.no_grad():
+        w -= 0.25 * w.grad
+        w.grad.zero_()
+    np.testing.assert_array_equal(w.numpy(), [0.5, -1.0])
+    np.testing.assert_array_equal(alias.numpy(), [0.5, -1.0])
+    assert w.requires_grad and w.is_leaf and w.grad.numpy().tolist() == [0.0, 0.0]
+    (w * w).sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [1.0, -2.0])
+    t = on(device, [1.0, 2.0])
+    assert t.add_(1.0).sub_(2.0).mul_(4.0).div_(8.0) is t
+    np.testing.assert_array_equal(t.numpy(), [0.0, 0.5])
+    t = on(device, [np.nan, np.inf]).zero_()
+    np.testing.assert_array_equal(t.numpy(), [0.0, 0.0])
+    total = on(device, [1.0, 2.0]).sum()        # a 0-d result can be updated too
+    total += 1.0
+    assert total.item() == 4.0
+
+
+def test_in_place_update_refusals(device):
+    w = on(device, [1.0, 2.0], requires_grad=True)
+    with pytest.raises(eg.errors.GradientError, match=r"^x -= \.\.\. would change a tensor of "
+                       r"shape \(2,\) in place while gradients are being recorded.*no_grad"):
+        w -= 1.0
+    x = on(device, [1.0, 2.0])
+    with pytest.raises(eg.errors.GradientError, match="in place while gradients"):
+        x += w                                  # the result would need to record
+    with pytest.raises(eg.errors.ShapeError, match=r"^x \+= \.\.\. on a tensor of shape \(2,\) "
+                       r"and dtype float32 gives shape \(2, 2\)"):
+        x += on(device, np.ones((2, 2), np.float32))
+    counts = on(device, [1, 2])
+    with pytest.raises(eg.errors.ShapeError, match="dtype int64 gives shape \\(2,\\) and dtype "
+                       "float32: an in-place result must keep both"):
+        counts += 0.5
+    np.testing.assert_array_equal(x.numpy(), [1.0, 2.0])        # nothing was written
+    y = (w * x).sum()
+    x += 1.0                                    # x's old values were needed for w's gradient
+    with pytest.raises(eg.errors.GradientError, match=r"x -= \.\.\..*after mul used them"):
+        y.backward()
+    with eg.Graph().as_default():               # a symbolic tensor cannot change: a new node
+        p = eg.placeholder(eg.float32, shape=(2,))
+        q = p
+        p += 1.0
+        assert p is not q and p.op.type == "Add"
+
+
 def test_detach_stops_the_gradient(device):
     x = on(device, 3.0, requires_grad=True)
     y = x * x.detach()          # the second factor is a constant

@@ -36,6 +36,14 @@ def test_device_scope_places_new_tensors(device):
     assert eg.current_device().name == "cpu:0"
 
 
+def test_made_like_a_tensor_lands_on_its_device(device):
+    """zeros_like / ones_like follow their input's device, not the scope (TF and PyTorch)."""
+    x = eg.tensor([1.0, 2.0], device=device)
+    for made in (eg.zeros_like(x), eg.ones_like(x, dtype=eg.float64), x * 1 + eg.zeros_like(x)):
+        assert made.device.name == device and made.shape == (2,)
+    assert eg.ones_like(x, dtype=eg.float64).dtype == eg.float64
+
+
 @pytest.mark.parametrize("spec, name", [("/cpu:0", "cpu:0"), ("cpu", "cpu:0"),
                                         ("/device:CPU:0", "cpu:0"), ("sim", "sim:0"),
                                         ("/job:localhost/replica:0/task:0/device:sim:0", "sim:0")])

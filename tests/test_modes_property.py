@@ -1,7 +1,8 @@
 """One random graph, three ways to run it: eagerly (backward), in a Session (eg.gradients) and
 in a traced function (GradientTape inside). Hypothesis draws the graphs: inputs of broadcasting
 shapes, a chain of ops over any earlier nodes (branches, reuse, broadcasting, reductions,
-comparisons, and eg.cond), and a scalar loss. All three must give the same value and the same gradients."""
+comparisons, and eg.cond), and a scalar loss. All three must give the same value and the same
+gradients."""
 import numpy as np
 from hypothesis import HealthCheck, given, settings, strategies as st
 

@@ -132,6 +132,33 @@ def test_clip_gradients_match_pytorch_also_for_crossed_bounds(device, low, high)
         np.testing.assert_array_equal(g, t.grad.numpy(), err_msg=f"graph: {name}")
 
 
+def test_manual_sgd_loop_matches_pytorch():
+    """The loop from PyTorch's own tutorial, line by line: in-place updates under no_grad,
+    gradients zeroed in place."""
+    rng = np.random.default_rng(3)
+    x0, y0 = rng.normal(size=(16, 5)), rng.normal(size=(16, 2))
+    w10, w20 = rng.normal(size=(5, 8)) * 0.3, rng.normal(size=(8, 2)) * 0.3
+    histories = []
+    for lib, make in ((eg, eg.tensor), (torch, torch.tensor)):
+        x, y = make(x0), make(y0)
+        w1, w2 = make(w10, requires_grad=True), make(w20, requires_grad=True)
+        losses = []
+        for _ in range(5):
+            loss = ((x @ w1).clamp(min=0) @ w2 - y).pow(2).sum()
+            loss.backward()
+            with lib.no_grad():
+                w1 -= 1e-3 * w1.grad
+                w2 -= 1e-3 * w2.grad
+                w1.grad.zero_()
+                w2.grad.zero_()
+            losses.append(loss.item())
+        histories.append((losses, w1.detach().numpy(), w2.detach().numpy()))
+    (ours, ow1, ow2), (theirs, tw1, tw2) = histories
+    np.testing.assert_allclose(ours, theirs, rtol=1e-12)
+    np.testing.assert_allclose(ow1, tw1, rtol=1e-12)
+    np.testing.assert_allclose(ow2, tw2, rtol=1e-12)
+
+
 def test_second_derivatives_match_pytorch():
     x0 = np.array([0.3, -1.2, 2.0])
     x = eg.tensor(x0, requires_grad=True)

@@ -9,7 +9,8 @@ import numbers
 import numpy as np
 
 from .base import Op, apply
-from ..tensor import as_dtype, float32, int32, tensor
+from ..devices import device
+from ..tensor import Tensor, as_dtype, float32, int32, tensor
 
 _global_seed = None
 _generators = {}
@@ -109,11 +110,19 @@ def _torch_sizes(shape, more, dtype, name):
 
 
 def zeros_like(x, dtype=None, name=None):
-    return zeros(x.shape, dtype or x.dtype, name=name)
+    """Zeros of x's shape and dtype, on x's device (as in TF and PyTorch)."""
+    return _filled_like(x, 0, dtype, name)
 
 
 def ones_like(x, dtype=None, name=None):
-    return ones(x.shape, dtype or x.dtype, name=name)
+    return _filled_like(x, 1, dtype, name)
+
+
+def _filled_like(x, value, dtype, name):
+    if isinstance(x, Tensor) and x.graph is None:
+        with device(x.device):
+            return fill(x.shape, value, dtype or x.dtype, name=name)
+    return fill(x.shape, value, dtype or x.dtype, name=name)
 
 
 def random_normal(shape, mean=0.0, stddev=1.0, dtype=float32, seed=None, name=None):
