@@ -1,7 +1,7 @@
 """One random graph, three ways to run it: eagerly (backward), in a Session (eg.gradients) and
 in a traced function (GradientTape inside). Hypothesis draws the graphs: inputs of broadcasting
 shapes, a chain of ops over any earlier nodes (branches, reuse, broadcasting, reductions,
-comparisons, and eg.cond), and a scalar loss. All three must give the same value and the same
+comparisons, shape ops and eg.cond), and a scalar loss. All three must give the same value and the same
 gradients."""
 import numpy as np
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -24,6 +24,14 @@ UNARY = {
     "softmax": lambda a: eg.softmax(a) if len(a.shape) else a,
     "log_softmax": lambda a: eg.log_softmax(a) if len(a.shape) else a,
     "logsumexp": lambda a: eg.logsumexp(a, axis=-1) if len(a.shape) else a,
+    # shape ops: a later binary step between shapes that do not broadcast uses b's mean
+    "transpose": eg.transpose,
+    "flatten": lambda a: eg.reshape(a, (-1,)),
+    "reverse": lambda a: a[..., ::-1] if len(a.shape) else a,
+    "concat": lambda a: eg.concat([a, a * 2.0], axis=-1) if len(a.shape) else a,
+    "stack": lambda a: eg.reduce_sum(eg.stack([a, a * a]), axis=0),
+    "gather": lambda a: eg.gather(a, [0, 0], axis=-1) if len(a.shape) else a,
+    "expand_dims": lambda a: eg.expand_dims(a, 0),
 }
 BINARY = {
     "add": eg.add,
@@ -59,11 +67,21 @@ def build(inputs, steps):
     nodes = list(inputs)
     for name, i, j in steps:
         a, b = nodes[i % len(nodes)], nodes[j % len(nodes)]
+        if name in BINARY and not _broadcast(a.shape, b.shape):
+            b = eg.reduce_mean(b)
         nodes.append(UNARY[name](a) if name in UNARY else BINARY[name](a, b))
     loss = eg.reduce_sum(nodes[-1])
     for k, node in enumerate(nodes[len(inputs):]):
         loss = loss + eg.reduce_sum(node) * (0.1 * (k + 1))
     return loss
+
+
+def _broadcast(*shapes):
+    try:
+        np.broadcast_shapes(*(tuple(s) for s in shapes))
+        return True
+    except ValueError:
+        return False
 
 
 def eager(values, steps):

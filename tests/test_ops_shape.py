@@ -143,6 +143,23 @@ def test_gather_repeated_rows_add_up(device):
     np.testing.assert_array_equal(table.grad.numpy(), [[0, 0], [3, 3], [0, 0], [1, 1]])
 
 
+def test_gather_takes_indices_as_lists(device):
+    """tf.gather(params, [2, 0]): Python indices stay integers (not params' float dtype)."""
+    params = on(device, np.arange(6.0).reshape(3, 2), requires_grad=True)
+    np.testing.assert_array_equal(eg.gather(params, [2, 0]).numpy(), [[4, 5], [0, 1]])
+    np.testing.assert_array_equal(eg.gather(params, (1,), axis=1).numpy(), [[1], [3], [5]])
+    np.testing.assert_array_equal(params.index_select(0, [1, 1]).numpy(), [[2, 3], [2, 3]])
+    eg.gather(params, [[2], [2]]).sum().backward()
+    np.testing.assert_array_equal(params.grad.numpy(), [[0, 0], [0, 0], [2, 2]])
+    with pytest.raises(TypeError, match=r"^gather: indices must be integers, got float32"):
+        eg.gather(params, [0.5])
+    with eg.Graph().as_default():
+        p = eg.placeholder(eg.float32, shape=(None, 2))
+        with eg.Session() as sess:
+            got = sess.run(eg.gather(p, [1, 0], axis=1), {p: [[1.0, 2.0]]})
+    np.testing.assert_array_equal(got, [[2.0, 1.0]])
+
+
 def test_one_hot(device):
     indices = on(device, [[0, 2], [1, 3]])
     got = eg.one_hot(indices, 4)

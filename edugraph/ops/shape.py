@@ -9,7 +9,7 @@ import numpy as np
 
 from .base import Op, ShapedLike, apply, apply_shaped_like, broadcast_array, sum_to_shape
 from ..errors import ShapeError
-from ..tensor import Tensor
+from ..tensor import Tensor, tensor
 
 
 class Reshape(Op):
@@ -379,6 +379,8 @@ def getitem(x, index, name=None):
 
 def gather(params, indices, axis=0, name=None):
     """``tf.gather``: rows of ``params`` at ``indices``; backward scatter-adds into those rows."""
+    if not isinstance(indices, Tensor):     # [0, 2]: integers of their own, not params' floats
+        indices = tensor(indices, device=params.device)
     _check_integer("gather", indices)
     return apply(Gather(axis), params, indices, name=name)
 
