@@ -130,3 +130,20 @@ def test_different_comparisons_stay_apart_in_a_traced_function():
 
     for i, (g, e) in enumerate(zip(all_comparisons(eg.tensor(XS), eg.tensor(YS)), EXPECTED)):
         np.testing.assert_array_equal(g.numpy(), e, err_msg=f"traced comparison {i}")
+
+
+def test_filled_tensors_optimised_or_not(graph):
+    """Ops that make filled tensors (zeros, fill, zeros_like of a batch known only when fed)
+    give arrays of their shape and dtype either way (as written, eg.zeros once gave 0)."""
+    x = eg.placeholder(eg.float32, shape=(None, 2))
+    fetches = [eg.zeros((2, 3)), eg.fill((2,), 7.0, eg.float64), eg.ones((1,), eg.int32),
+               eg.zeros_like(x), eg.ones_like(x, dtype=eg.float64)]
+    assert fetches[3].shape.as_list() == [None, 2] and fetches[4].dtype == eg.float64
+    expected = [np.zeros((2, 3), np.float32), np.full(2, 7.0), np.ones(1, np.int32),
+                np.zeros((3, 2), np.float32), np.ones((3, 2))]
+    for optimize in (False, True):
+        with eg.Session(optimize=optimize) as sess:
+            got = sess.run(fetches, {x: np.ones((3, 2), np.float32)})
+        for g, e in zip(got, expected):
+            assert g.dtype == e.dtype and g.shape == e.shape, (optimize, g, e)
+            np.testing.assert_array_equal(g, e)

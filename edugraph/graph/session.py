@@ -16,7 +16,7 @@ from ..errors import InvalidArgumentError
 from ..ops.base import Op
 from ..tensor import Tensor
 from . import passes
-from .core import Operation, SymbolicTensor, get_default_graph
+from .core import Const, Operation, SymbolicTensor, get_default_graph
 
 _default_sessions = []
 
@@ -186,7 +186,7 @@ class Plan:
             if log:
                 print(f"{op.name}: ({op.type}): {device.full_name}")
             out = op.outputs[0]
-            if hasattr(op.eg_op, "value"):      # constants are put on their device once
+            if isinstance(op.eg_op, Const):     # constants are put on their device once
                 initial[slot(out)] = device.put(np.array(op.eg_op.value))
                 continue
             ins = []

@@ -69,7 +69,7 @@ def apply(op, *args, name=None):
                 graph = a.graph
     if graph is not None:
         return graph.create_op(op, args, name=name)
-    inputs = args if plain else _as_tensors(args)
+    inputs = args if plain else as_tensors(args)
 
     device = inputs[0].device if inputs else current_device()
     values = []
@@ -111,8 +111,9 @@ def apply(op, *args, name=None):
 _INT_OR_FLOAT = {int, float}
 
 
-def _as_tensors(args):
-    """Numbers and arrays among ``args`` become constants next to the first tensor."""
+def as_tensors(args):
+    """Numbers, lists and arrays among ``args`` become constants next to the first tensor
+    (``matmul(x, [[1.], [2.]])`` gives x's dtype and device); tensors stay as they are."""
     if len(args) == 2:                  # x + 1.0, 2 * x, x / n: the common case, kept short
         a, b = args                     # (next to a float tensor an int is a float constant)
         if b.__class__ in _INT_OR_FLOAT and a.__class__ is Tensor and a._value.dtype.kind == "f":
@@ -121,6 +122,11 @@ def _as_tensors(args):
             return _number_tensor(a, "f", b), b
     ref = number_reference(args)
     return tuple(a if isinstance(a, Tensor) else constant_like(a, ref) for a in args)
+
+
+def as_tensor(value):
+    """``value`` as a tensor: lists and arrays become constants, tensors stay as they are."""
+    return value if isinstance(value, Tensor) else constant_like(value, None)
 
 
 def number_reference(args):

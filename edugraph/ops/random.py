@@ -8,9 +8,8 @@ import numbers
 
 import numpy as np
 
-from .base import Op, apply
-from ..devices import device
-from ..tensor import Tensor, as_dtype, float32, int32, tensor
+from .base import Op, apply, as_tensor
+from ..tensor import as_dtype, float32, int32, tensor
 
 _global_seed = None
 _generators = {}
@@ -41,6 +40,19 @@ class Fill(Op):
 
     def forward(self, xp):
         return xp.full(self.shape, self.value, dtype=self.dtype)
+
+
+class FillLike(Op):
+    """``value`` in x's shape (also one a graph knows only when it runs) and on x's device;
+    x's dtype unless one is given."""
+
+    name, differentiable = "fill_like", False
+
+    def __init__(self, value, dtype=None):
+        self.value, self.dtype = value, dtype
+
+    def forward(self, xp, x):
+        return xp.full(x.shape, self.value, dtype=self.dtype or x.dtype)
 
 
 class RandomOp(Op):
@@ -111,18 +123,11 @@ def _torch_sizes(shape, more, dtype, name):
 
 def zeros_like(x, dtype=None, name=None):
     """Zeros of x's shape and dtype, on x's device (as in TF and PyTorch)."""
-    return _filled_like(x, 0, dtype, name)
+    return apply(FillLike(0, dtype and as_dtype(dtype)), as_tensor(x), name=name)
 
 
 def ones_like(x, dtype=None, name=None):
-    return _filled_like(x, 1, dtype, name)
-
-
-def _filled_like(x, value, dtype, name):
-    if isinstance(x, Tensor) and x.graph is None:
-        with device(x.device):
-            return fill(x.shape, value, dtype or x.dtype, name=name)
-    return fill(x.shape, value, dtype or x.dtype, name=name)
+    return apply(FillLike(1, dtype and as_dtype(dtype)), as_tensor(x), name=name)
 
 
 def random_normal(shape, mean=0.0, stddev=1.0, dtype=float32, seed=None, name=None):
