@@ -184,6 +184,24 @@ def test_data_that_is_not_a_tensor():
         eg.tensor([1.0]).to("/tpu:0")
 
 
+def test_lists_are_tensors_too(device):
+    """Ops that read their arguments' shapes take lists and arrays as TF does, instead of
+    failing on a missing attribute; a list next to a tensor takes its dtype and device."""
+    x = eg.tensor([[1.0, -2.0], [3.0, 4.0]], device=device, dtype=eg.float64)
+    for got, expected in [(x @ [[1.0], [2.0]], [[-3.0], [11.0]]),
+                          (eg.matmul([1.0, 2.0], x), [7.0, 6.0]),
+                          (eg.matmul([[2.0]], [[3.0]]), [[6.0]]),
+                          (eg.zeros_like([[1, 2]]), [[0, 0]])]:
+        np.testing.assert_array_equal(got.numpy(), expected)
+    assert (x @ [[1.0], [2.0]]).dtype == eg.float64 and (x @ [[1.0], [2.0]]).device is x.device
+    images, filters = np.ones((1, 3, 3, 1)).tolist(), np.ones((2, 2, 1, 1)).tolist()
+    np.testing.assert_array_equal(eg.nn.conv2d(images, filters).numpy(), np.full((1, 2, 2, 1), 4))
+    assert eg.nn.max_pool2d(images, 2).shape == (1, 1, 1, 1)
+    with pytest.raises(eg.errors.ShapeError, match=r"conv2d: filters must be 4-D \(height, "
+                       r"width, in channels, out channels\), got shape \(2, 2, 1\)"):
+        eg.nn.conv2d(images, np.ones((2, 2, 1)))
+
+
 def test_item_assignment_says_what_to_do_instead(device):
     x = on(device, [1.0, 2.0])
     with pytest.raises(TypeError, match=r"cannot be changed by indexing.*eg\.where\(mask, value, "

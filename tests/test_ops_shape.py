@@ -153,6 +153,7 @@ def test_gather_takes_indices_as_lists(device):
     np.testing.assert_array_equal(params.grad.numpy(), [[0, 0], [0, 0], [2, 2]])
     with pytest.raises(TypeError, match=r"^gather: indices must be integers, got float32"):
         eg.gather(params, [0.5])
+    np.testing.assert_array_equal(eg.gather([[1.0], [2.0]], [1]).numpy(), [[2.0]])
     with eg.Graph().as_default():
         p = eg.placeholder(eg.float32, shape=(None, 2))
         with eg.Session() as sess:

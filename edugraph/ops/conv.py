@@ -12,7 +12,7 @@ other). Everything else is reshape, matmul and max, whose gradients exist alread
 """
 import math
 
-from .base import Op, ShapedLike, apply, apply_shaped_like
+from .base import Op, ShapedLike, apply, apply_shaped_like, as_tensor, as_tensors
 from .linalg import matmul
 from .reduce import reduce_max
 from .shape import reshape
@@ -124,6 +124,7 @@ def _check_image(x, what):
 
 def extract_patches(x, kernel_size, strides=1, padding="valid", pad_value=0.0, name=None):
     """The sliding windows of NHWC ``x`` as a tensor ``(N, OH, OW, KH, KW, C)``."""
+    x = as_tensor(x)
     _check_image(x, "extract_patches")
     kernel_size, strides = _pair(kernel_size, "kernel_size"), _pair(strides, "strides")
     pads = _padding(padding, x.shape[1:3], kernel_size, strides)
@@ -136,7 +137,11 @@ def conv2d(input, filters, strides=1, padding="valid", name=None):
     ``filters`` has shape ``(KH, KW, C_in, C_out)`` (TF's HWIO);
     $y_{n,i,j,f} = \sum_{a,b,c} x_{n, i s + a, j s + b, c}\, w_{a,b,c,f}$.
     """
+    input, filters = as_tensors((input, filters))
     _check_image(input, "conv2d")
+    if len(filters.shape) != 4:
+        raise ShapeError(f"conv2d: filters must be 4-D (height, width, in channels, out "
+                         f"channels), got shape {filters.shape}.")
     kh, kw, c_in, c_out = filters.shape
     if input.shape[-1] is not None and input.shape[-1] != c_in:
         raise ShapeError(f"conv2d: the input has {input.shape[-1]} channels (shape "

@@ -1,6 +1,7 @@
 """Matrix multiplication, batched: (..., n, k) @ (..., k, m) → (..., n, m)."""
-from .base import Op, apply
+from .base import Op, apply, as_tensors
 from .shape import expand_dims, squeeze
+from ..tensor import Tensor
 
 
 class MatMul(Op):
@@ -60,6 +61,8 @@ class MatMul(Op):
 def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
     """Matrix product ``a @ b``; 1-D inputs act as a row / column vector, like numpy.
     ``transpose_a=True`` multiplies by ``a``'s transpose (its last two axes swapped), as TF."""
+    if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
+        a, b = as_tensors((a, b))
     a_vec, b_vec = a.ndim == 1, b.ndim == 1
     if not (a_vec or b_vec):
         return apply(MatMul(transpose_a, transpose_b), a, b, name=name)

@@ -7,7 +7,7 @@ import operator
 
 import numpy as np
 
-from .base import Op, ShapedLike, apply, apply_shaped_like, broadcast_array, sum_to_shape
+from .base import Op, ShapedLike, apply, apply_shaped_like, as_tensor, broadcast_array, sum_to_shape
 from ..errors import ShapeError
 from ..tensor import Tensor, tensor
 
@@ -379,6 +379,7 @@ def getitem(x, index, name=None):
 
 def gather(params, indices, axis=0, name=None):
     """``tf.gather``: rows of ``params`` at ``indices``; backward scatter-adds into those rows."""
+    params = as_tensor(params)
     if not isinstance(indices, Tensor):     # [0, 2]: integers of their own, not params' floats
         indices = tensor(indices, device=params.device)
     _check_integer("gather", indices)
