@@ -13,10 +13,10 @@ from .devices import (Device, current_device, device, get_device, gpu_available,
 from .ops import random
 from .ops.activation import dropout, leaky_relu, log_softmax, relu, sigmoid, softmax, tanh
 from .ops.linalg import matmul
-from .ops.math import (abs, add, cast, clip, clip_by_value, divide, equal, exp, floordiv,
-                       floormod, greater, greater_equal, less, less_equal, log, logical_and,
-                       logical_not, logical_or, maximum, minimum, multiply, negative, not_equal,
-                       pow, sign, sqrt, square, subtract, where)
+from .ops.math import (abs, add, add_n, cast, clip, clip_by_value, divide, equal, exp,
+                       floordiv, floormod, greater, greater_equal, less, less_equal, log,
+                       logical_and, logical_not, logical_or, maximum, minimum, multiply, negative,
+                       not_equal, pow, sign, sqrt, square, subtract, where)
 from .ops.printing import print_ as print  # noqa: A001  (tf.print: prints when it runs)
 from .ops.random import (fill, manual_seed, ones, ones_like, rand, randn, random_normal,
                          random_uniform, range_ as range, zeros, zeros_like)  # noqa: A001
@@ -48,6 +48,8 @@ mod, floor_divide, remainder = floormod, floordiv, floormod  # tf.mod; PyTorch's
 
 arange = range  # noqa: A001  (torch.arange)
 test = _SimpleNamespace(is_gpu_available=gpu_available)     # tf.test.is_gpu_available()
+# TF 1.x's eager preview, as on the slides: @tf.contrib.eager.defun became @tf.function
+contrib = _SimpleNamespace(eager=_SimpleNamespace(defun=function, Variable=Variable))
 
 __version__ = "0.1.0"
 

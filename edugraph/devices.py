@@ -198,13 +198,13 @@ sim_xp = _SimModule()
 
 
 # --------------------------------------------------------------------------- the registry
-def _cupy():
+def _cupy(index=0):
     """Import CuPy and check for a CUDA device; say exactly what is missing otherwise."""
     try:
         import cupy
     except ImportError as e:
         raise DeviceError(
-            "Device 'gpu:0' needs CuPy, which is not installed. Install the wheel for your CUDA "
+            f"Device 'gpu:{index}' needs CuPy, which is not installed. Install the wheel for your CUDA "
             "version: pip install 'edugraph[gpu-cuda12]' (or [gpu-cuda13]). To run on the CPU "
             "instead, use eg.device('/cpu:0') or drop the device scope.") from e
     try:
@@ -226,7 +226,7 @@ def _make(kind, index):
         return Device("cpu", index, np, lambda a: a, lambda a: a)
     if kind == "sim":
         return Device("sim", index, sim_xp, SimArray, lambda a: a._data.copy())
-    cupy = _cupy()
+    cupy = _cupy(index)
     if index >= cupy.cuda.runtime.getDeviceCount():
         raise DeviceError(f"No CUDA device gpu:{index}; this machine has "
                           f"{cupy.cuda.runtime.getDeviceCount()}.")

@@ -133,8 +133,8 @@ def test_a_tf1_graph_on_a_missing_gpu_builds_and_runs_with_soft_placement(monkey
     allow_soft_placement is set. Eager code still fails at once."""
     from edugraph import devices
 
-    def no_cupy():
-        raise eg.errors.DeviceError("Device 'gpu:0' needs CuPy, which is not installed.")
+    def no_cupy(index=0):
+        raise eg.errors.DeviceError(f"Device 'gpu:{index}' needs CuPy, which is not installed.")
     monkeypatch.setattr(devices, "_cupy", no_cupy)
     monkeypatch.setattr(devices, "_devices", {k: v for k, v in devices._devices.items()
                                               if k[0] != "gpu"})
@@ -163,3 +163,36 @@ def test_a_tf1_graph_on_a_missing_gpu_builds_and_runs_with_soft_placement(monkey
             return traced(v)
     with pytest.raises(eg.errors.DeviceError, match="CuPy"):
         eg.function(on_gpu)(eg.tensor(np.eye(2)))
+
+
+def test_the_slides_multi_gpu_sum_logs_the_ops_as_written(monkeypatch, capsys):
+    """The slide's tf.add_n over two GPUs' matmuls: without those GPUs, soft placement runs it
+    on the CPU and the log lists every op built (also those constant folding then removes);
+    without soft placement the first op on a missing device is named."""
+    from edugraph import devices
+
+    def no_cupy(index=0):
+        raise eg.errors.DeviceError(f"Device 'gpu:{index}' needs CuPy, which is not installed.")
+    monkeypatch.setattr(devices, "_cupy", no_cupy)
+    monkeypatch.setattr(devices, "_devices", {k: v for k, v in devices._devices.items()
+                                              if k[0] != "gpu"})
+    with eg.Graph().as_default():
+        c = []
+        for d in ["/gpu:2", "/gpu:3"]:
+            with eg.device(d):
+                a = eg.constant([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], shape=[2, 3])
+                b = eg.constant([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], shape=[3, 2])
+                c.append(eg.matmul(a, b))
+        with eg.device("/cpu:0"):
+            total = eg.add_n(c)
+        sess = eg.Session(config=eg.ConfigProto(log_device_placement=True,
+                                                allow_soft_placement=True))
+        np.testing.assert_array_equal(sess.run(total), [[44, 56], [98, 128]])
+        log = capsys.readouterr().out.splitlines()
+        assert [line.split(":")[0] for line in log] == \
+            ["Const", "Const_1", "MatMul", "Const_2", "Const_3", "MatMul_1", "AddN"]
+        assert log[-1] == "AddN: (AddN): /job:localhost/replica:0/task:0/device:CPU:0"
+        with pytest.raises(eg.errors.InvalidArgumentError,
+                           match=r"^Cannot assign a device for operation Const: .*'/device:GPU:2'"
+                                 r".*Device 'gpu:2' needs CuPy"):
+            eg.Session().run(total)

@@ -259,6 +259,34 @@ def test_comparisons_produce_no_gradient(device):
     np.testing.assert_array_equal(eg.logical_not(x > 1.5).numpy(), [True, False, False])
 
 
+def test_add_n_sums_a_list_and_distributes_the_gradient(device):
+    rng = np.random.default_rng(5)
+    parts = [rng.normal(size=(2, 3)) for _ in range(3)]
+    got = eg.add_n([on(device, p) for p in parts])
+    np.testing.assert_allclose(got.numpy(), parts[0] + parts[1] + parts[2])
+    gradcheck(lambda a, b, c: eg.add_n([a, b, c]), *parts, device=device, name="add_n")
+    with pytest.raises(ValueError, match="add_n needs a non-empty list"):
+        eg.add_n([])
+    with eg.Graph().as_default():
+        p = eg.placeholder(eg.float32, shape=(None, 3))
+        total = eg.add_n([p, p, p])
+        assert total.op.type == "AddN" and total.shape.as_list() == [None, 3]
+
+
+def test_constant_fills_or_reshapes_to_its_shape():
+    """tf.constant(value, shape=...): one number fills the shape, as many values as it has
+    elements fill it row by row (the slides' constant([1., ..., 6.], shape=[2, 3]))."""
+    np.testing.assert_array_equal(eg.constant(7.0, shape=(2, 2)).numpy(), np.full((2, 2), 7.0))
+    np.testing.assert_array_equal(eg.constant([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], shape=[2, 3])
+                                  .numpy(), [[1, 2, 3], [4, 5, 6]])
+    with pytest.raises(ValueError, match=r"constant: a value of shape \(3,\) \(3 elements\) "
+                       r"cannot make shape \(2, 3\) \(6 elements\)"):
+        eg.constant([1.0, 2.0, 3.0], shape=[2, 3])
+    with eg.Graph().as_default():
+        c = eg.constant([1, 2, 3, 4], shape=[2, 2])
+        assert c.shape.as_list() == [2, 2] and c.dtype == eg.int32
+
+
 def test_logical_ops_combine_masks(device):
     x = on(device, [-1.0, 0.5, 2.0])
     inside, outside = (x > 0) & (x < 1), (x < 0) | (x > 1)

@@ -136,3 +136,16 @@ def test_lstm_cell_made_faster_with_function():
     np.testing.assert_allclose(traced_h.numpy(), eager_h.numpy(), rtol=1e-6)
     np.testing.assert_allclose(traced_c.numpy(), eager_c.numpy(), rtol=1e-6)
     assert fn.experimental_get_tracing_count() == 1
+
+
+def test_tf1_eager_preview_defun():
+    """TF 1.x's eager preview: @tf.contrib.eager.defun, the ancestor of @tf.function."""
+    eg.enable_eager_execution()
+
+    @eg.contrib.eager.defun
+    def square_sum(x, y):
+        return eg.square(x + y)
+
+    result = square_sum(2., 3.)
+    assert result.numpy() == 25.0
+    assert square_sum.get_concrete_function(2., 3.) is not None

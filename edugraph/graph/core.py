@@ -437,11 +437,24 @@ def constant(value, dtype=None, shape=None, name=None, graph=None):
             array = array.astype({"f": np.float32, "i": np.int32}.get(array.dtype.kind,
                                                                      array.dtype))
     if shape is not None:
-        array = np.broadcast_to(array, shape).copy()
+        array = _constant_in_shape(array, tuple(shape))
     if graph is None:
         from ..tensor import tensor
         return tensor(array)
     return graph.add_operation(Const(array), (), array.shape, array.dtype, name or "Const")
+
+
+def _constant_in_shape(array, shape):
+    """TF's rule: one value fills ``shape``; as many values as it has elements fill it in
+    row-major order (``constant([1., 2., 3., 4., 5., 6.], shape=[2, 3])``)."""
+    size = int(np.prod(shape))
+    if array.size == 1:
+        return np.full(shape, array.reshape(()), dtype=array.dtype)
+    if array.size == size:
+        return array.reshape(shape).copy()
+    raise ValueError(f"constant: a value of shape {array.shape} ({array.size} elements) cannot "
+                     f"make shape {shape} ({size} elements). Give one number to fill the shape, "
+                     f"or exactly {size} values.")
 
 
 def _constant_dtype(value, ref):

@@ -163,6 +163,9 @@ class Plan:
         graph = session.graph
         targets = [f for f in fetches if f is not None]
         pruned, outputs = passes.prune(graph, targets + feeds, feeds)
+        place = _placement(session.config.allow_soft_placement)
+        _place_as_written(pruned, outputs[:len(targets)], set(outputs[len(targets):]), place,
+                          session.config.log_device_placement)
         if session.optimize:
             pruned, outputs = passes.optimize(pruned, outputs)
         self.graph = pruned                 # the optimised graph this plan runs (inspectable)
@@ -172,19 +175,15 @@ class Plan:
         def slot(t):
             return slots.setdefault(t, len(slots))
 
-        place = _placement(session.config.allow_soft_placement)
         self.feed_slots = [(orig, slot(new), _off_host(place(new.op)))
                            for orig, new in zip(feeds, fed_new)]
         fed = set(fed_new)
         needed = passes.needed_ops(outputs, fed)
         steps, initial = [], {}
-        log = session.config.log_device_placement
         for op in pruned.get_operations():
             if op not in needed or (op.outputs and op.outputs[0] in fed) or not op.outputs:
                 continue
             device = place(op)
-            if log:
-                print(f"{op.name}: ({op.type}): {device.full_name}")
             out = op.outputs[0]
             if isinstance(op.eg_op, Const):     # constants are put on their device once
                 initial[slot(out)] = device.put(np.array(op.eg_op.value))
@@ -273,6 +272,18 @@ def _placement(soft):
             f"{device.reason} Or keep the graph and run it on the CPU: "
             "eg.Session(config=eg.ConfigProto(allow_soft_placement=True)).")
     return place
+
+
+def _place_as_written(graph, targets, fed, place, log):
+    """Place (and with ``log`` print) each op the fetches need as the graph was written, as
+    TF1 does: the log and a missing device's error name the ops you built, also those that
+    constant folding then removes (``MatMul`` of two constants on '/gpu:2')."""
+    needed = passes.needed_ops(targets, fed)
+    for op in graph.get_operations():
+        if op in needed and op.outputs and op.outputs[0] not in fed:
+            device = place(op)
+            if log:
+                print(f"{op.name}: ({op.type}): {device.full_name}")
 
 
 def _off_host(device):

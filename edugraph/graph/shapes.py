@@ -152,8 +152,8 @@ def _made(op, *inputs):
 
 
 _RULES = {}
-for _cls in (math.Add, math.Subtract, math.Multiply, math.Divide, math.Pow, math.Maximum,
-             math.Minimum, math.Where, math.Compare, math.FloorDiv, math.FloorMod):
+for _cls in (math.Add, math.AddN, math.Subtract, math.Multiply, math.Divide, math.Pow,
+             math.Maximum, math.Minimum, math.Where, math.Compare, math.FloorDiv, math.FloorMod):
     _RULES[_cls] = _elementwise
 for _cls in (math.Negative, math.Square, math.Sqrt, math.Exp, math.Log, math.Abs, math.Sign,
              activation.Relu, activation.LeakyRelu, activation.Sigmoid,

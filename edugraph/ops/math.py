@@ -27,6 +27,21 @@ class Add(Elementwise):
         return grad, grad                       # add distributes: both get the gradient
 
 
+class AddN(Elementwise):
+    """``tf.add_n``: the sum of n tensors in one node; it distributes like add."""
+
+    name, gate = "add_n", "distributes"
+
+    def forward(self, xp, *arrays):
+        total = arrays[0]
+        for array in arrays[1:]:
+            total = total + array
+        return total
+
+    def backward(self, grad, out, *inputs):
+        return (grad,) * len(inputs)
+
+
 class Subtract(Elementwise):
     name, gate = "sub", "distributes"
 
@@ -306,6 +321,13 @@ class LogicalNot(Op):
 def add(x, y, name=None):
     """x + y (broadcasting). Backward: *add distributes* the gradient unchanged to both."""
     return apply(Add(), x, y, name=name)
+
+
+def add_n(inputs, name=None):
+    """The sum of a list of tensors (``tf.add_n``); each gets the whole gradient."""
+    if not inputs:
+        raise ValueError("add_n needs a non-empty list of tensors to add.")
+    return apply(AddN(), *inputs, name=name)
 
 
 def subtract(x, y, name=None):
