@@ -35,3 +35,58 @@ def test_reshape_with_an_unknown_batch_reports_the_run_time_shape():
             with pytest.raises(eg.errors.InvalidArgumentError,
                                match=r"shape \(3, 4, 2\) \(24 elements\) into \(5, -1\)"):
                 sess.run(y, {x: np.ones((3, 4, 2))})
+
+
+# What a graph says before running must match what runs: a wrong static shape would, for
+# instance, make a gradient sum to the wrong shape. Each op is built on placeholders whose
+# batch size is known or not, run, and compared with its eager result.
+_A = np.random.default_rng(0).normal(size=(2, 3, 4)).astype(np.float32)
+_B = np.random.default_rng(1).normal(size=(3, 4)).astype(np.float32)
+STATIC_CASES = {
+    "where": lambda a, b: eg.where(a > 0, a, b),
+    "clip": lambda a, b: eg.clip(a, b, 1.0),
+    "sum over an axis": lambda a, b: eg.reduce_sum(a, axis=-1),
+    "sum keepdims": lambda a, b: eg.reduce_sum(a, axis=(0, 2), keepdims=True),
+    "sum of integers": lambda a, b: eg.reduce_sum(eg.cast(a, eg.int32), axis=0),
+    "mean of integers": lambda a, b: eg.reduce_mean(eg.cast(a, eg.int32)),
+    "max": lambda a, b: eg.reduce_max(a, axis=-2),
+    "argmax": lambda a, b: eg.argmax(a, -1),
+    "any": lambda a, b: eg.reduce_any(a > 0, axis=1),
+    "logsumexp keepdims": lambda a, b: eg.reduce_logsumexp(a, axis=1, keepdims=True),
+    "matmul": lambda a, b: eg.matmul(a, b, transpose_b=True),
+    "reshape": lambda a, b: eg.reshape(a, (2, -1)),
+    "transpose": lambda a, b: eg.transpose(a, (2, 0, 1)),
+    "squeeze": lambda a, b: eg.squeeze(eg.expand_dims(a, 1), 1),
+    "concat": lambda a, b: eg.concat([a, a * 2.0], -1),
+    "stack": lambda a, b: eg.stack([a, a], -1),
+    "gather": lambda a, b: eg.gather(a, [[0, 1]], axis=2),
+    "getitem": lambda a, b: a[None, 0, 1:, ::2],
+    "one_hot": lambda a, b: eg.one_hot(eg.argmax(a, -1), 5),
+    "broadcast_to": lambda a, b: eg.broadcast_to(b, (2, 3, 4)),
+    "divide integers": lambda a, b: eg.cast(a, eg.int32) / 2,
+    "add_n": lambda a, b: eg.add_n([a, b, b]),
+    "sparse cross-entropy": lambda a, b: eg.nn.sparse_softmax_cross_entropy_with_logits(
+        labels=eg.argmax(a, -1), logits=a),
+    "logical": lambda a, b: (a > 0) & (b < 0),
+    "conv2d": lambda a, b: eg.nn.conv2d(eg.expand_dims(a, -1), eg.ones((2, 2, 1, 3))),
+    "max_pool same": lambda a, b: eg.nn.max_pool2d(eg.expand_dims(a, -1), 2, padding="same"),
+    "zeros_like": lambda a, b: eg.zeros_like(a),
+}
+
+
+@pytest.mark.parametrize("batch_known", [True, False])
+@pytest.mark.parametrize("name", STATIC_CASES)
+def test_static_shape_and_dtype_agree_with_what_runs(name, batch_known):
+    build = STATIC_CASES[name]
+    eager = build(eg.tensor(_A), eg.tensor(_B))
+    with eg.Graph().as_default():
+        a = eg.placeholder(eg.float32, _A.shape if batch_known else (None, 3, 4))
+        b = eg.placeholder(eg.float32, _B.shape if batch_known else (None, 4))
+        out = build(a, b)
+        with eg.Session() as sess:
+            value = np.asarray(sess.run(out, {a: _A, b: _B}))
+    assert out.shape.is_compatible_with(value.shape) and out.dtype == value.dtype, \
+        f"{name}: static {out.shape} {out.dtype}, ran {value.shape} {value.dtype}"
+    assert out.shape.is_fully_defined() or not batch_known
+    assert value.dtype == eager.dtype
+    np.testing.assert_allclose(value, eager.numpy(), rtol=1e-6)

@@ -128,7 +128,18 @@ def _reduction(op, x):
     dims = [1 if i in axes else d for i, d in enumerate(x.shape)] if op.keepdims else \
         [d for i, d in enumerate(x.shape) if i not in axes]
     dtype = x.dtype if x.dtype.kind == "f" or not isinstance(op, reduce.Mean) else np.float64
+    if isinstance(op, reduce.Sum) and x.dtype.kind in "biu":
+        dtype = np.zeros(1, x.dtype).sum().dtype    # numpy's (and PyTorch's): int32 → int64
     return TensorShape(dims), dtype
+
+
+def _broadcast_to(op, x):
+    """The target shape, if x can reach it (an unknown size may turn out to fit)."""
+    target = TensorShape(op.shape)
+    if x.shape.rank_known and (len(x.shape) > len(target) or
+                               broadcast([x.shape, target], op.name) != target):
+        raise ShapeError(op.explain_failure([tuple(x.shape)]))
+    return target, x.dtype
 
 
 def _reshape(op, x):
@@ -168,6 +179,7 @@ for _cls in (random.Fill, random.RandomNormal, random.RandomUniform):
 _RULES[linalg.MatMul] = _matmul
 _RULES[math.Clip] = _clip
 _RULES[shape_ops.Reshape] = _reshape
+_RULES[shape_ops.BroadcastTo] = _broadcast_to
 _RULES[math.Cast] = lambda op, x: (x.shape, op.dtype)
 _RULES[random.FillLike] = lambda op, x: (x.shape, op.dtype or x.dtype)
 _RULES[math.LogicalNot] = lambda op, x: (x.shape, np.dtype(bool))
