@@ -1,8 +1,8 @@
-"""One random graph, three ways to run it: eagerly (backward), in a Session (eg.gradients) and
-in a traced function (GradientTape inside). Hypothesis draws the graphs: inputs of broadcasting
-shapes, a chain of ops over any earlier nodes (branches, reuse, broadcasting, reductions,
-comparisons, shape ops and eg.cond), and a scalar loss. All three must give the same value and the same
-gradients."""
+"""One random graph, four ways to run it: eagerly (backward), in a Session (eg.gradients), in
+a Session whose placeholders know no sizes, and in a traced function (GradientTape inside).
+Hypothesis draws the graphs: inputs of broadcasting shapes, a chain of ops over any earlier
+nodes (branches, reuse, broadcasting, reductions, comparisons, shape ops and eg.cond), and a
+scalar loss. All four must give the same value and the same gradients."""
 import numpy as np
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -61,14 +61,22 @@ def random_graphs(draw):
     return values, steps
 
 
-def build(inputs, steps):
+def build(inputs, steps, fits=None):
     """The graph as a function of its inputs: each step applies an op to earlier nodes; the
-    loss adds up the last node and a weighted sum of all (so every node matters)."""
+    loss adds up the last node and a weighted sum of all (so every node matters).
+
+    ``fits``, if given: a list of whether each binary step's operands broadcast. Empty, it is
+    filled in; filled, it is read (a graph whose placeholders know no sizes cannot tell)."""
     nodes = list(inputs)
+    replay = iter(fits) if fits else None
     for name, i, j in steps:
         a, b = nodes[i % len(nodes)], nodes[j % len(nodes)]
-        if name in BINARY and not _broadcast(a.shape, b.shape):
-            b = eg.reduce_mean(b)
+        if name in BINARY:
+            fit = next(replay) if replay else _broadcast(a.shape, b.shape)
+            if fits is not None and replay is None:
+                fits.append(fit)
+            if not fit:
+                b = eg.reduce_mean(b)
         nodes.append(UNARY[name](a) if name in UNARY else BINARY[name](a, b))
     loss = eg.reduce_sum(nodes[-1])
     for k, node in enumerate(nodes[len(inputs):]):
@@ -84,18 +92,18 @@ def _broadcast(*shapes):
         return False
 
 
-def eager(values, steps):
+def eager(values, steps, fits=None):
     tensors = [eg.tensor(v, requires_grad=True) for v in values]
-    loss = build(tensors, steps)
+    loss = build(tensors, steps, fits)
     loss.backward()
     return float(loss), [t.grad.numpy() if t.grad is not None else np.zeros_like(v)
                          for t, v in zip(tensors, values)]
 
 
-def in_session(values, steps):
+def in_session(values, steps, fits=None):
     with eg.Graph().as_default():
         xs = [eg.placeholder(eg.float64, v.shape, name=f"x{i}") for i, v in enumerate(values)]
-        loss = build(xs, steps)
+        loss = build(xs, steps, fits)
         grads = eg.gradients(loss, xs)
         fetch = [g for g in grads if g is not None]
         with eg.Session() as sess:
@@ -105,12 +113,26 @@ def in_session(values, steps):
                           for g, v in zip(grads, values)]
 
 
-def traced(values, steps):
+def in_session_sizes_unknown(values, steps, fits):
+    """Placeholders of shape (?, ?...): gradients must get their shapes when the graph runs."""
+    with eg.Graph().as_default():
+        xs = [eg.placeholder(eg.float64, (None,) * v.ndim) for v in values]
+        loss = build(xs, steps, fits)
+        grads = eg.gradients(loss, xs)
+        fetch = [g for g in grads if g is not None]
+        with eg.Session() as sess:
+            value, found = sess.run([loss, fetch], dict(zip(xs, values)))
+    found = iter(found)
+    return float(value), [np.zeros_like(v) if g is None else next(found)
+                          for g, v in zip(grads, values)]
+
+
+def traced(values, steps, fits=None):
     @eg.function
     def step(xs):
         with eg.GradientTape() as tape:
             tape.watch(xs)
-            loss = build(xs, steps)
+            loss = build(xs, steps, fits)
         return loss, tape.gradient(loss, xs)
 
     loss, grads = step(list(values))
@@ -118,13 +140,14 @@ def traced(values, steps):
                          for g, v in zip(grads, values)]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(random_graphs())
 def test_eager_session_and_traced_function_agree(graph):
     values, steps = graph
-    expected_value, expected_grads = eager(values, steps)
-    for mode in (in_session, traced):
-        value, grads = mode(values, steps)
+    fits = []
+    expected_value, expected_grads = eager(values, steps, fits)
+    for mode in (in_session, in_session_sizes_unknown, traced):
+        value, grads = mode(values, steps, fits)
         np.testing.assert_allclose(value, expected_value, rtol=1e-9, atol=1e-9,
                                    err_msg=f"{mode.__name__}: loss of {steps}")
         for k, (g, e) in enumerate(zip(grads, expected_grads)):

@@ -101,6 +101,10 @@ def test_python_numbers_keep_the_tensor_dtype(device):
     assert (x64 * [2.0, 3.0]).dtype == eg.float64 and (x64 + [1, 2]).dtype == eg.float64
     np.testing.assert_array_equal((x64 * [2.0, 3.0]).numpy(), [2, 6])
     assert (on(device, [1, 2]) + [1, 2]).dtype == eg.int64
+    with eg.Graph().as_default():               # the same rule for graph tensors
+        p64 = eg.placeholder(eg.float64, shape=(2,))
+        assert (p64 * [2.0, 3.0]).dtype == eg.float64 and (p64 + [1, 2]).dtype == eg.float64
+        assert (eg.placeholder(eg.float32, shape=(2,)) * [2.0, 3.0]).dtype == eg.float32
 
 
 def test_integer_tensor_meets_float_tensor_in_the_float_dtype(device):

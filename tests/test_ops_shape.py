@@ -161,6 +161,18 @@ def test_gather_takes_indices_as_lists(device):
     np.testing.assert_array_equal(got, [[2.0, 1.0]])
 
 
+def test_concat_gradient_when_the_sizes_are_known_only_at_run_time():
+    with eg.Graph().as_default():
+        a = eg.placeholder(eg.float64, shape=(None, 2))
+        b = eg.placeholder(eg.float64, shape=(None, 2))
+        joined = eg.concat([a, b * b], 0)
+        grads = eg.gradients(eg.reduce_sum(joined * [[1.0, 2.0]]), [a, b])
+        with eg.Session() as sess:
+            ga, gb = sess.run(grads, {a: np.ones((1, 2)), b: np.full((3, 2), 3.0)})
+    np.testing.assert_array_equal(ga, [[1.0, 2.0]])
+    np.testing.assert_array_equal(gb, np.tile([[6.0, 12.0]], (3, 1)))
+
+
 def test_one_hot(device):
     indices = on(device, [[0, 2], [1, 3]])
     got = eg.one_hot(indices, 4)

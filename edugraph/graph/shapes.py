@@ -180,6 +180,7 @@ _RULES[linalg.MatMul] = _matmul
 _RULES[math.Clip] = _clip
 _RULES[shape_ops.Reshape] = _reshape
 _RULES[shape_ops.BroadcastTo] = _broadcast_to
+_RULES[shape_ops.ConcatPiece] = lambda op, grad, *xs: (xs[op.index].shape, grad.dtype)
 _RULES[math.Cast] = lambda op, x: (x.shape, op.dtype)
 _RULES[random.FillLike] = lambda op, x: (x.shape, op.dtype or x.dtype)
 _RULES[math.LogicalNot] = lambda op, x: (x.shape, np.dtype(bool))

@@ -138,16 +138,33 @@ class Concat(Op):
         return xp.concatenate(xs, axis=self.axis)
 
     def backward(self, grad, out, *xs):
-        grads, start = [], 0
-        for x in xs:
-            size = x.shape[self.axis]
-            grads.append(grad[(slice(None),) * (self.axis % x.ndim) + (slice(start, start + size),)])
-            start += size
-        return tuple(grads)
+        return tuple(apply(ConcatPiece(self.axis, i), grad, *xs) for i in range(len(xs)))
 
     def explain_failure(self, shapes):
         return (f"concat along axis {self.axis}: shapes {shapes} must agree on every other "
                 "dimension.")
+
+
+class ConcatPiece(Op):
+    """Input ``index``'s share of a concat's gradient: the slice of ``grad`` where that input
+    went. The inputs' sizes are read when it runs, so a graph need not know them before."""
+
+    name, gate = "concat_grad", "routes"
+
+    def __init__(self, axis, index):
+        self.axis, self.index = axis, index
+
+    def forward(self, xp, grad, *xs):
+        start = sum(x.shape[self.axis] for x in xs[:self.index])
+        end = start + xs[self.index].shape[self.axis]
+        return grad[(slice(None),) * (self.axis % grad.ndim) + (slice(start, end),)]
+
+    def backward(self, grad, out, g, *xs):
+        # the piece goes back where it was cut from; the other inputs' places get zeros
+        from .random import zeros_like
+        pieces = [grad if i == self.index else zeros_like(x, dtype=grad.dtype)
+                  for i, x in enumerate(xs)]
+        return (concat(pieces, self.axis),) + (None,) * len(xs)
 
 
 class Stack(Op):
