@@ -127,10 +127,9 @@ def test_variables_on_a_device(device):
         v.assign([1.0, 2.0, 3.0])
 
 
-def test_a_tf1_graph_on_a_missing_gpu_builds_and_runs_with_soft_placement(monkeypatch, capsys):
-    """TF1: tf.device('/gpu:0') builds on any machine; the Session refuses the missing GPU
-    with a message that says how to fall back, or places the nodes on the CPU when
-    allow_soft_placement is set. Eager code still fails at once."""
+@pytest.fixture
+def without_cupy(monkeypatch):
+    """This machine as one without CuPy (also where CuPy and a GPU are present)."""
     from edugraph import devices
 
     def no_cupy(index=0):
@@ -138,6 +137,12 @@ def test_a_tf1_graph_on_a_missing_gpu_builds_and_runs_with_soft_placement(monkey
     monkeypatch.setattr(devices, "_cupy", no_cupy)
     monkeypatch.setattr(devices, "_devices", {k: v for k, v in devices._devices.items()
                                               if k[0] != "gpu"})
+
+
+def test_a_tf1_graph_on_a_missing_gpu_builds_and_runs_with_soft_placement(without_cupy, capsys):
+    """TF1: tf.device('/gpu:0') builds on any machine; the Session refuses the missing GPU
+    with a message that says how to fall back, or places the nodes on the CPU when
+    allow_soft_placement is set. Eager code still fails at once."""
     with eg.Graph().as_default():
         x = eg.placeholder(eg.float32, shape=(2, 2), name="x")
         with eg.device("/gpu:0"):
@@ -165,17 +170,10 @@ def test_a_tf1_graph_on_a_missing_gpu_builds_and_runs_with_soft_placement(monkey
         eg.function(on_gpu)(eg.tensor(np.eye(2)))
 
 
-def test_the_slides_multi_gpu_sum_logs_the_ops_as_written(monkeypatch, capsys):
+def test_the_slides_multi_gpu_sum_logs_the_ops_as_written(without_cupy, capsys):
     """The slide's tf.add_n over two GPUs' matmuls: without those GPUs, soft placement runs it
     on the CPU and the log lists every op built (also those constant folding then removes);
     without soft placement the first op on a missing device is named."""
-    from edugraph import devices
-
-    def no_cupy(index=0):
-        raise eg.errors.DeviceError(f"Device 'gpu:{index}' needs CuPy, which is not installed.")
-    monkeypatch.setattr(devices, "_cupy", no_cupy)
-    monkeypatch.setattr(devices, "_devices", {k: v for k, v in devices._devices.items()
-                                              if k[0] != "gpu"})
     with eg.Graph().as_default():
         c = []
         for d in ["/gpu:2", "/gpu:3"]:

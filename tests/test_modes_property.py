@@ -100,9 +100,10 @@ def eager(values, steps, fits=None):
                          for t, v in zip(tensors, values)]
 
 
-def in_session(values, steps, fits=None):
+def in_session(values, steps, fits=None, sizes_known=True):
     with eg.Graph().as_default():
-        xs = [eg.placeholder(eg.float64, v.shape, name=f"x{i}") for i, v in enumerate(values)]
+        xs = [eg.placeholder(eg.float64, v.shape if sizes_known else (None,) * v.ndim,
+                             name=f"x{i}") for i, v in enumerate(values)]
         loss = build(xs, steps, fits)
         grads = eg.gradients(loss, xs)
         fetch = [g for g in grads if g is not None]
@@ -115,16 +116,7 @@ def in_session(values, steps, fits=None):
 
 def in_session_sizes_unknown(values, steps, fits):
     """Placeholders of shape (?, ?...): gradients must get their shapes when the graph runs."""
-    with eg.Graph().as_default():
-        xs = [eg.placeholder(eg.float64, (None,) * v.ndim) for v in values]
-        loss = build(xs, steps, fits)
-        grads = eg.gradients(loss, xs)
-        fetch = [g for g in grads if g is not None]
-        with eg.Session() as sess:
-            value, found = sess.run([loss, fetch], dict(zip(xs, values)))
-    found = iter(found)
-    return float(value), [np.zeros_like(v) if g is None else next(found)
-                          for g, v in zip(grads, values)]
+    return in_session(values, steps, fits, sizes_known=False)
 
 
 def traced(values, steps, fits=None):
