@@ -204,9 +204,9 @@ def _cupy(index=0):
         import cupy
     except ImportError as e:
         raise DeviceError(
-            f"Device 'gpu:{index}' needs CuPy, which is not installed. Install the wheel for your CUDA "
-            "version: pip install 'edugraph[gpu-cuda12]' (or [gpu-cuda13]). To run on the CPU "
-            "instead, use eg.device('/cpu:0') or drop the device scope.") from e
+            f"Device 'gpu:{index}' needs CuPy, which is not installed. Install the wheel for "
+            "your CUDA version: pip install 'edugraph[gpu-cuda12]' (or [gpu-cuda13]). To run on "
+            "the CPU instead, use eg.device('/cpu:0') or drop the device scope.") from e
     try:
         count = cupy.cuda.runtime.getDeviceCount()
     except Exception as e:                         # CUDA driver missing or broken

@@ -189,9 +189,9 @@ class Tensor:
         """``x -= d`` and ``x.sub_(d)``: write ``function(x, d)`` into x's own array, so x stays
         the same tensor (a leaf keeps its ``.grad``; views and aliases see the change). As in
         PyTorch, a tensor that requires grad may only be changed under ``eg.no_grad()`` (the
-        SGD step ``w -= lr * w.grad``), and the result must keep x's shape and dtype. A
-        symbolic tensor cannot change: there ``x -= d`` makes a new node, as in TF."""
-        if self.graph is not None:
+        SGD step ``w -= lr * w.grad``), and the result must keep x's shape and dtype. While a
+        graph is built (or x is symbolic) ``x -= d`` makes a new node instead, as in TF."""
+        if self.graph is not None or state.graph is not None:
             return function(self, other)
         if state.grad_enabled and (self.requires_grad or getattr(other, "requires_grad", False)):
             raise GradientError(

@@ -120,6 +120,16 @@ def test_in_place_update_refusals(device):
         q = p
         p += 1.0
         assert p is not q and p.op.type == "Add"
+    outside = on(device, [1.0, 2.0])
+
+    @eg.function
+    def traced(step):
+        total = outside
+        total += step                           # while tracing, too: a new node
+        return total
+
+    np.testing.assert_array_equal(traced(on(device, [1.0, 1.0])).numpy(), [2.0, 3.0])
+    np.testing.assert_array_equal(outside.numpy(), [1.0, 2.0])
 
 
 def test_detach_stops_the_gradient(device):

@@ -8,6 +8,7 @@ import operator
 import numpy as np
 
 from .base import Op, ShapedLike, apply, apply_shaped_like, as_tensor, broadcast_array, sum_to_shape
+from .random import zeros_like
 from ..errors import ShapeError
 from ..tensor import Tensor, tensor
 
@@ -161,7 +162,6 @@ class ConcatPiece(Op):
 
     def backward(self, grad, out, g, *xs):
         # the piece goes back where it was cut from; the other inputs' places get zeros
-        from .random import zeros_like
         pieces = [grad if i == self.index else zeros_like(x, dtype=grad.dtype)
                   for i, x in enumerate(xs)]
         return (concat(pieces, self.axis),) + (None,) * len(xs)
