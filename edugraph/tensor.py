@@ -461,12 +461,24 @@ def constant_like(value, ref):
     kind = _PYTHON_SCALARS.get(type(value))
     if kind is not None:                        # a number (x * 2): the common case, cached
         return _number_tensor(value, kind, ref)
-    if isinstance(value, (list, tuple)):
-        kind = _infer_dtype(value).kind
-    if kind not in _DEFAULT_DTYPE:
+    dtype = dtype_next_to(value, ref)
+    if dtype is None:
         return tensor(value, device=ref.device)
-    dtype = ref.dtype if kind in _WIDENS[ref.dtype.kind] else _DEFAULT_DTYPE[kind]
     return Tensor(ref.device.put(np.array(value, dtype)), ref.device)
+
+
+def dtype_next_to(value, ref):
+    """The dtype a Python number or list of numbers takes next to tensor ``ref`` (eagerly and
+    in graphs alike); None for anything else, such as a numpy array, which keeps its own."""
+    kind = _PYTHON_SCALARS.get(type(value))
+    if kind is None and isinstance(value, (list, tuple)):
+        kind = _infer_dtype(value).kind
+    return _dtype_for_kind(kind, ref.dtype) if kind in _DEFAULT_DTYPE else None
+
+
+def _dtype_for_kind(kind, ref_dtype):
+    """ref's dtype where it absorbs a Python value of this kind, else the kind's default."""
+    return ref_dtype if kind in _WIDENS[ref_dtype.kind] else _DEFAULT_DTYPE[kind]
 
 
 def _number_tensor(value, kind, ref):
@@ -481,7 +493,7 @@ def _number_tensor(value, kind, ref):
     key = (value, kind, value_dtype, device)
     constant = _NUMBER_TENSORS.get(key)
     if constant is None:
-        dtype = value_dtype if kind in _WIDENS[value_dtype.kind] else _DEFAULT_DTYPE[kind]
+        dtype = _dtype_for_kind(kind, value_dtype)
         constant = Tensor(device.put(dtype.type(value)), device)
         if value == 0:
             return constant

@@ -13,7 +13,7 @@ import numpy as np
 from .. import context, devices
 from ..errors import NotFoundError, ShapeError
 from ..ops.base import Op, _float_dtype_error, number_reference, promote_integers
-from ..tensor import Tensor, _DEFAULT_DTYPE, _PYTHON_SCALARS, _WIDENS, _infer_dtype, as_dtype
+from ..tensor import Tensor, as_dtype, dtype_next_to
 from .shapes import TensorShape, infer
 
 # TF's op type names for our op classes where they differ from the class name
@@ -458,16 +458,8 @@ def _constant_in_shape(array, shape):
 
 
 def _constant_dtype(value, ref):
-    """Numbers and lists of numbers adapt to the tensor they meet (``x * 2`` stays float32,
-    ``x64 * [1., 2.]`` float64), as eagerly (``constant_like``)."""
-    if ref is None:
-        return None
-    kind = _PYTHON_SCALARS.get(type(value))
-    if kind is None and isinstance(value, (list, tuple)):
-        kind = _infer_dtype(value).kind
-    if kind not in _DEFAULT_DTYPE:
-        return None
-    return ref.dtype if kind in _WIDENS[ref.dtype.kind] else _DEFAULT_DTYPE[kind]
+    """Numbers and lists of numbers adapt to the tensor they meet, as eagerly."""
+    return None if ref is None else dtype_next_to(value, ref)
 
 
 def name_scope(name, default_name=None, values=None):
