@@ -92,7 +92,7 @@ def _propagate(outputs, seeds, boundary=0, wanted=(), accumulate=True):
         for inp, g in zip(inputs, op.backward(grad, node, *backward_inputs)):
             if g is None or not inp.requires_grad:
                 continue
-            if g.shape != inp.shape or inp.graph is not None:
+            if inp.graph is not None or g._value.shape != inp._value.shape:
                 g = sum_to_shape(g, inp)        # undo broadcasting: the one central place
             total = grads.get(inp)              # (same shape, eager: nothing to undo)
             grads[inp] = g if total is None else total + g      # branches sum
