@@ -30,8 +30,21 @@ def gradients(ys, xs, grad_ys=None, name="gradients", stop_gradients=None):
         if not isinstance(t, SymbolicTensor):
             raise TypeError(f"eg.gradients needs graph tensors; got {type(t).__name__}. In "
                             "eager mode use eg.GradientTape or loss.backward().")
+    # Constants never record (a graph's constants need no gradient nodes), but one asked for
+    # as an x is differentiated, as in TF: it records while this walk runs.
+    constants = [x for x in xs if not x.requires_grad and x.dtype.kind == "f"]
+    for x in constants:
+        x.requires_grad = True
+    try:
+        result = _walk(ys, xs, grad_ys, name, {t for t in stop_gradients or ()})
+    finally:
+        for x in constants:
+            x.requires_grad = False
+    return result[0] if single else result
+
+
+def _walk(ys, xs, grad_ys, name, stops):
     graph = ys[0].graph
-    stops = {t for t in stop_gradients or ()}
     between = _ops_between(ys, xs, stops)
     with graph.name_scope(name):
         grads = {}
@@ -53,8 +66,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", stop_gradients=None):
                 for inp, g in zip(op.inputs, input_grads):
                     if g is not None and inp.requires_grad and inp.op in between:
                         _accumulate(grads, inp, sum_to_shape(g, inp))
-    result = [found.get(x) for x in xs]
-    return result[0] if single else result
+    return [found.get(x) for x in xs]
 
 
 def _accumulate(grads, tensor, grad):
