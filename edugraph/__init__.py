@@ -23,7 +23,8 @@ from .ops.random import (fill, manual_seed, ones, ones_like, rand, randn, random
 from .ops.reduce import (argmax, argmin, logsumexp, reduce_all, reduce_any, reduce_logsumexp,
                          reduce_max, reduce_mean, reduce_min, reduce_sum, torch_max, torch_min)
 from .ops.shape import (broadcast_to, cat, concat, copy_to, expand_dims, gather, identity,
-                        one_hot, permute, reshape, squeeze, stack, transpose, unsqueeze)
+                        one_hot, permute, reshape, squeeze, stack, stop_gradient, transpose,
+                        unsqueeze)
 from .tensor import (Tensor, as_dtype, bool_, float16, float32, float64, int8, int16, int32,
                      int64, tensor, uint8)
 from .variable import Variable

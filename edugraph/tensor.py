@@ -166,8 +166,9 @@ class Tensor:
                            create_graph=create_graph, inputs=inputs)
 
     def detach(self):
-        """The same values, cut off from the graph: gradients stop here."""
-        return Tensor(self._value, self.device)
+        """The same values, cut off from the graph: gradients stop here (in a graph, a
+        ``stop_gradient`` node)."""
+        return _ops.shape.stop_gradient(self)
 
     @property
     def data(self):

@@ -139,6 +139,19 @@ def test_detach_stops_the_gradient(device):
     y.backward()
     assert x.grad.item() == 3.0
     assert y.detach().numpy() == 9.0
+    held = eg.stop_gradient(x * x)          # TF's name for the same thing
+    assert not held.requires_grad and held.item() == 9.0
+
+
+def test_detach_and_stop_gradient_in_a_traced_function():
+    @eg.function
+    def slope(a):
+        with eg.GradientTape() as tape:
+            tape.watch(a)
+            y = eg.stop_gradient(a * a) * a + a.detach() * a
+        return tape.gradient(y, a)
+    # d/da (c1·a + c2·a) with c1 = a², c2 = a held constant: a² + a
+    np.testing.assert_allclose(slope(eg.tensor([3.0, -1.0])).numpy(), [12.0, 0.0])
 
 
 def test_no_grad_as_context_and_decorator(device):

@@ -62,6 +62,33 @@ def test_gradients_sum_over_ys_and_none_for_unconnected(graph):
         np.testing.assert_allclose(sess.run(g_x, {x: [1.0, 2.0]}), [5.0, 7.0])
 
 
+def test_gradients_with_respect_to_constants_as_in_tf(graph):
+    # The worked example written with tf.constant: TF differentiates a constant asked for
+    # as an x (edugraph returned None, and the Session then refused the fetch).
+    x, w, b = eg.constant(2.0), eg.constant(3.0), eg.constant(-4.0)
+    f = (w * x + b) ** 2
+    grads = eg.gradients(f, [x, w, b])
+    (twice,) = eg.gradients(f, [x], grad_ys=[eg.constant(2.0)])
+    with eg.Session() as sess:
+        assert sess.run(grads) == [12.0, 8.0, 4.0]
+        assert sess.run(twice) == 24.0
+    assert not x.requires_grad          # a constant is differentiated only when asked for
+    assert eg.gradients(f, [eg.constant(1.0)]) == [None]    # unconnected: still None
+
+
+def test_stop_gradient_and_detach_are_graph_nodes(graph):
+    x = eg.placeholder(eg.float32, shape=(None, 2))
+    held = eg.stop_gradient(x * x, name="held")
+    detached = x.detach()               # (it made an eager tensor with no value)
+    assert held.op.type == "StopGradient" and detached.op.type == "StopGradient"
+    assert held.shape.as_list() == [None, 2] and detached.graph is graph
+    (g,) = eg.gradients(eg.reduce_sum(held * x + detached * x), [x])
+    with eg.Session() as sess:
+        value, grad = sess.run([held, g], {x: [[1.0, 2.0], [3.0, 4.0]]})
+    np.testing.assert_allclose(value, [[1, 4], [9, 16]])
+    np.testing.assert_allclose(grad, [[2, 6], [12, 20]])     # x² + x: only the last factors
+
+
 def test_gradients_of_gradients(graph):
     x = eg.placeholder(eg.float64, shape=())
     y = x ** 3

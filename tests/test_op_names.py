@@ -34,6 +34,7 @@ CALLS = [
     (eg.concat, lambda x: ([x, x], 0)), (eg.stack, lambda x: ([x, x],)),
     (eg.gather, lambda x: (x, eg.constant(np.array([1, 0])))),
     (eg.one_hot, lambda x: (eg.constant(np.array([0, 2])), 3)), (eg.identity, lambda x: (x,)),
+    (eg.stop_gradient, lambda x: (x,)),
     (eg.matmul, lambda x: (x, eg.transpose(x))), (eg.matmul, lambda x: (x, x[0])),
     (eg.relu, lambda x: (x,)), (eg.leaky_relu, lambda x: (x,)), (eg.sigmoid, lambda x: (x,)),
     (eg.tanh, lambda x: (x,)), (eg.softmax, lambda x: (x,)), (eg.log_softmax, lambda x: (x,)),

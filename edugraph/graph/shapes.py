@@ -168,7 +168,8 @@ for _cls in (math.Add, math.AddN, math.Subtract, math.Multiply, math.Divide, mat
     _RULES[_cls] = _elementwise
 for _cls in (math.Negative, math.Square, math.Sqrt, math.Exp, math.Log, math.Abs, math.Sign,
              activation.Relu, activation.LeakyRelu, activation.Sigmoid,
-             activation.Tanh, activation.Softmax, activation.LogSoftmax, shape_ops.Identity):
+             activation.Tanh, activation.Softmax, activation.LogSoftmax, shape_ops.Identity,
+             shape_ops.StopGradient):
     _RULES[_cls] = _same
 for _cls in (reduce.Sum, reduce.Mean, reduce.Max, reduce.Min):
     _RULES[_cls] = _reduction

@@ -270,6 +270,15 @@ class Identity(Op):
         return (grad,)
 
 
+class StopGradient(Op):
+    """The same values, with no gradient behind them (``tf.stop_gradient``, ``x.detach()``)."""
+
+    name, differentiable = "stop_gradient", False
+
+    def forward(self, xp, x):
+        return x
+
+
 class OneHot(Op):
     name, differentiable = "one_hot", False
 
@@ -419,3 +428,9 @@ def copy_to(x, device, name=None):
 
 def identity(x, name=None):
     return apply(Identity(), x, name=name)
+
+
+def stop_gradient(x, name=None):
+    """``x``'s values as a constant for backprop (``tf.stop_gradient``; PyTorch's ``detach``
+    eagerly shares the array the same way)."""
+    return apply(StopGradient(), x, name=name)
