@@ -385,7 +385,12 @@ class Tensor:
         return _ops.shape.broadcast_to(self, _sizes(shape))
 
     def broadcast_to(self, shape): return _ops.shape.broadcast_to(self, shape)
-    def expand_as(self, other): return _ops.shape.broadcast_to(self, other.shape)
+    def expand_as(self, other):
+        if not isinstance(other, Tensor):
+            raise TypeError(f"expand_as needs a tensor whose shape to take, got "
+                            f"{type(other).__name__}; for a shape use expand(*sizes).")
+        return _ops.base.broadcast_like(self, other)    # (other's shape may be known only
+                                                        # when a graph runs)
 
     def index_select(self, dim, index):
         """The entries at ``index`` along ``dim`` (``eg.gather(x, index, axis=dim)``)."""
@@ -460,7 +465,7 @@ def constant_like(value, ref):
     if ref is None:
         return tensor(value)
     kind = _PYTHON_SCALARS.get(type(value))
-    if kind is not None:                        # a number (x * 2): the common case, cached
+    if kind is not None and ref.graph is None:  # a number (x * 2): the common case, cached
         return _number_tensor(value, kind, ref)
     dtype = dtype_next_to(value, ref)
     if dtype is None:

@@ -219,6 +219,28 @@ def test_reshape_sizes_and_one_hot_depth(device):
     assert x.reshape(6).shape == (6,) and eg.reshape(x, [3, -1]).shape == (3, 2)
     with pytest.raises(ValueError, match="one_hot: depth must be 0 or more"):
         eg.one_hot(on(device, [1]), -1)
+    assert x[0].broadcast_to(3).shape == (3,) and x.expand(2, 2, 3).shape == (2, 2, 3)
+    for bad in [(2, -1), "ab", (2.5,)]:        # (a raw "not iterable" TypeError for 3)
+        with pytest.raises(ShapeError, match=r"broadcast_to .*: the target shape must be whole"):
+            x.broadcast_to(bad)
+    with pytest.raises(TypeError, match="expand_as needs a tensor.*got int.*expand"):
+        x.expand_as(3)
+
+
+def test_graph_shape_rules_give_the_eager_messages():
+    with eg.Graph().as_default():
+        x = eg.placeholder(eg.float32, (2, 3))
+        with pytest.raises(ShapeError, match="matmul needs inputs with at least one dimension"):
+            x @ 1                               # (a raw AttributeError, then IndexError)
+        with pytest.raises(ShapeError, match="at least one dimension"):
+            eg.matmul(2.0, x)
+        batch = eg.placeholder(eg.float32, (None, 2, 3))
+        stretched = x.expand_as(batch)          # a size known only when fed
+        (grad,) = eg.gradients(eg.reduce_sum(stretched), [x])
+        with eg.Session() as sess:
+            value, g = sess.run([stretched, grad], {x: np.ones((2, 3)),
+                                                    batch: np.zeros((4, 2, 3))})
+    assert value.shape == (4, 2, 3) and (g == 4).all()
 
 
 @pytest.mark.parametrize("cut", ["argmax", "comparison", "integer cast", "no_grad"])

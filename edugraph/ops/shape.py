@@ -334,12 +334,17 @@ def _device_index(index, device):
 
 
 # ----------------------------------------------------------------------------- functions
-def reshape(x, shape, name=None):
+def _whole_sizes(shape):
+    """``shape`` (one size or a sequence of them) as a tuple of ints; None if it is not one."""
     try:
-        sizes = (operator.index(shape),) if np.ndim(shape) == 0 else tuple(map(operator.index,
-                                                                              shape))
+        return (operator.index(shape),) if np.ndim(shape) == 0 else tuple(map(operator.index,
+                                                                             shape))
     except TypeError:
-        sizes = None
+        return None
+
+
+def reshape(x, shape, name=None):
+    sizes = _whole_sizes(shape)
     if sizes is None or any(n < -1 for n in sizes) or sizes.count(-1) > 1:
         raise ShapeError(f"reshape into {shape}: sizes must be whole numbers, 0 or more, "
                          "except one that may be -1 (inferred from the others).")
@@ -371,7 +376,11 @@ def permute(x, dims, name=None):
 
 
 def broadcast_to(x, shape, name=None):
-    return apply(BroadcastTo(shape), x, name=name)
+    sizes = _whole_sizes(shape)
+    if sizes is None or any(n < 0 for n in sizes):
+        raise ShapeError(f"broadcast_to {shape!r}: the target shape must be whole numbers, "
+                         "0 or more (a tuple such as (4, 2, 3), or one size).")
+    return apply(BroadcastTo(sizes), x, name=name)
 
 
 def expand_dims(x, axis, name=None):
