@@ -203,8 +203,9 @@ def test_clip_tensor_bounds(device, data, triple):
     it binds, x where it lies inside."""
     x_shape = np.broadcast_shapes(*triple)
     x = data.draw(arrays(x_shape))
-    low = data.draw(arrays(triple[1], avoid=())) * 0.25 - 0.5
-    high = data.draw(arrays(triple[2], avoid=())) * 0.25 + 0.5
+    low = data.draw(arrays(triple[1], avoid=())) * 0.25 - 0.5       # in [-1, 0]
+    high = data.draw(arrays(triple[2], avoid=())) * 0.25 + 0.51     # in [0.01, 1.01]: a bound
+                                                                    # equal to the other is a kink
     apart = np.min(np.abs(np.concatenate([(x - low).ravel(), (x - high).ravel()])))
     if apart < 1e-3:                # at a tie clip has no derivative
         x = x + 3.14159e-3
@@ -371,6 +372,30 @@ def test_integer_inputs_to_real_ops_give_float32(device, fn):
     got = fn(x)
     assert got.dtype == eg.float32
     np.testing.assert_allclose(got.numpy(), fn(on(device, [1.0, 2.0, 4.0])).numpy())
+
+
+@pytest.mark.parametrize("fn", [eg.exp, eg.sqrt, eg.sigmoid, eg.reduce_mean,
+                                lambda x: eg.divide(x, [1, 2, 4]), lambda x: eg.divide(2, x)],
+                         ids=["exp", "sqrt", "sigmoid", "mean", "list/list", "int/list"])
+def test_lists_and_numbers_of_integers_to_real_ops_give_float32(fn):
+    """They gave float64: the list became an int64 constant that numpy widened."""
+    got = fn([1, 2, 4])
+    assert got.dtype == eg.float32
+    np.testing.assert_allclose(got.numpy(), fn(eg.tensor([1.0, 2.0, 4.0])).numpy(), rtol=1e-6)
+    with eg.Graph().as_default():
+        assert fn([1, 2, 4]).dtype == eg.float32
+
+
+def test_integer_divided_by_float64_is_float64(device):
+    """x64 / ints was refused ("float64 and float32"): the integers went to float32 first."""
+    x64, ints = on(device, [1.0, 3.0], dtype=eg.float64), on(device, [2, 4])
+    for got, want in [(x64 / ints, [0.5, 0.75]), (ints / x64, [2.0, 4 / 3])]:
+        assert got.dtype == eg.float64
+        np.testing.assert_allclose(got.numpy(), want)
+    assert (ints / 2.5).dtype == eg.float32 and (ints / [2.5, 1.0]).dtype == eg.float32
+    with pytest.raises(eg.errors.ShapeError, match="integers cannot be raised to negative integer powers"
+                                         ".*eg.cast"):
+        ints ** on(device, [-1, 2])
 
 
 def test_pytorch_method_names(device):

@@ -5,8 +5,8 @@ reduces them to each input's shape in one place (``sum_to_shape``).
 """
 import numbers
 
-from .base import Op, apply, broadcast_rule_failure
-from ..tensor import as_dtype, float32
+from .base import Op, apply, as_tensor, as_tensors, broadcast_rule_failure
+from ..tensor import Tensor, _infer_dtype, as_dtype, float32
 
 
 class Elementwise(Op):
@@ -90,6 +90,14 @@ class Pow(Elementwise):
 
     def forward(self, xp, x, y):
         return x ** y
+
+    def explain_failure(self, shapes):
+        message = broadcast_rule_failure(self.name, shapes)
+        if "cannot be broadcast" in message:
+            return message
+        return (f"pow on inputs of shapes {' and '.join(map(str, shapes))}: integers cannot be "
+                "raised to negative integer powers (numpy's rule). Make the base a float "
+                "first, e.g. eg.cast(x, eg.float32) ** y.")
 
     def backward(self, grad, out, x, y):
         grad_x = grad * y * x ** (y - 1)
@@ -340,8 +348,17 @@ def multiply(x, y, name=None):
 
 
 def divide(x, y, name=None):
-    """x / y, true division: integers give float32, as in PyTorch."""
-    return apply(Divide(), to_float(x), to_float(y), name=name)
+    """x / y, true division: integers give float32, as in PyTorch; next to a float they take
+    its dtype (an int64 tensor / a float64 one is float64)."""
+    if not (_is_float(x) or _is_float(y)):
+        x, y = (to_float(t) for t in as_tensors((x, y)))   # (a number joins the tensor's device)
+    return apply(Divide(), x, y, name=name)
+
+
+def _is_float(value):
+    """A float tensor or array, a Python float, or a list holding one."""
+    dtype = getattr(value, "dtype", None)
+    return (dtype if dtype is not None else _infer_dtype(value)).kind == "f"
 
 
 def negative(x, name=None):
@@ -423,8 +440,11 @@ def cast(x, dtype, name=None):
 
 def to_float(x):
     """Integer input to an op that only makes sense on reals (exp, log, /, mean...) becomes
-    float32, as in PyTorch; numpy would silently compute in float64."""
-    if getattr(x, "dtype", float32).kind in "iub":
+    float32, as in PyTorch (numpy would silently compute in float64); so do lists of
+    integers and Python ints."""
+    if not isinstance(x, Tensor):
+        x = as_tensor(x)
+    if x.dtype.kind in "iub":
         return cast(x, float32)
     return x
 
