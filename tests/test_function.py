@@ -552,3 +552,15 @@ def test_a_tape_around_a_traced_cond_matches_eager():
         expected = [1.0, 2.0] if norm <= 1 else \
             np.array([1.0, 2.0]) / norm - x * (x @ [1.0, 2.0]) / norm ** 3
         np.testing.assert_allclose(g, expected, rtol=1e-5)
+
+
+def test_reading_a_value_while_tracing_says_how_to_see_it():
+    @eg.function
+    def peek(a):
+        return a.numpy()
+    with pytest.raises(NotImplementedError, match=r"until the traced function runs .*Return it "
+                                                  r".*eg\.print\(t\)"):
+        peek(eg.tensor(1.0))
+    with eg.Graph().as_default():
+        with pytest.raises(NotImplementedError, match=r"until a Session runs it\. Use sess\.run"):
+            eg.constant(1.0).numpy()

@@ -88,8 +88,8 @@ class SymbolicTensor(Tensor):
 
     def numpy(self):
         raise NotImplementedError(
-            f"{self.name} is a symbolic tensor: it has no value until a Session runs it. Use "
-            "sess.run(t) (or t.eval() inside `with eg.Session():`).")
+            f"{self.name} is a symbolic tensor: it has no value until "
+            f"{self.graph.where_values_are}.")
 
     def __repr__(self):
         return f'Tensor("{self.name}", shape={self._shape}, dtype={self._dtype.name})'
@@ -152,6 +152,8 @@ class Graph:
     """A TF1 computation graph: ``with eg.Graph().as_default(): ...`` builds into it."""
 
     places_when_run = True      # a device it asks for is checked by the Session (soft placement)
+    where_values_are = ("a Session runs it. Use sess.run(t) (or t.eval() inside "
+                        "`with eg.Session():`)")
 
     def __init__(self):
         self._operations = []

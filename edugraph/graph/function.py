@@ -101,6 +101,9 @@ class FuncGraph(Graph):
     """
 
     places_when_run = False     # traced like eager code: a missing device is an error at once
+    where_values_are = ("the traced function runs (eg.function, or a branch of eg.cond / "
+                        "eg.while_loop being built). Return it from the function, or print it "
+                        "each time it runs with eg.print(t)")
 
     def __init__(self, name="function", outer_graph=None, allow_variables=False):
         super().__init__()
