@@ -94,6 +94,24 @@ def test_uninitialised_variable_and_an_unrun_assign(graph):
             other.run(w)
 
 
+def test_fetched_arrays_are_the_callers_own(graph):
+    """They were the plan's constants and views of the variables' storage: a later assign
+    changed a fetched w[0], w.T or identity(w), and writing into a fetched constant changed
+    the graph's constant for the next run. TF returns arrays of their own."""
+    c = eg.constant([1.0, 2.0])
+    w = eg.Variable([[1.0, 2.0]])
+    views = [w[0], eg.transpose(w), eg.identity(w), eg.stop_gradient(w), eg.reshape(w, (2,))]
+    with eg.Session() as sess:
+        sess.run(w.initializer)
+        fetched = sess.run(views)
+        sess.run(w.assign([[9.0, 9.0]]))
+        for value in fetched:
+            np.testing.assert_array_equal(value.ravel(), [1, 2])
+        for t in [c, eg.identity(c), eg.reshape(c, (2, 1))]:
+            sess.run(t)[0] = 100
+            np.testing.assert_array_equal(sess.run(t).ravel(), [1, 2])
+
+
 def test_bad_fetch_and_closed_session(graph):
     x = eg.constant(1.0)
     sess = eg.Session()

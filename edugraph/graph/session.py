@@ -14,6 +14,7 @@ import numpy as np
 from .. import devices
 from ..errors import InvalidArgumentError
 from ..ops.base import Op
+from ..ops.shape import Identity, StopGradient
 from ..tensor import Tensor
 from . import passes
 from .core import Const, Operation, SymbolicTensor, get_default_graph
@@ -140,6 +141,9 @@ class InteractiveSession(Session):
         super().close()
 
 
+_PASSES_ITS_INPUT = (Identity, StopGradient)     # forward returns the very array it was given
+
+
 class _CopyTo(Op):
     """A transfer between devices that the plan inserts where a node's inputs live elsewhere."""
 
@@ -180,6 +184,7 @@ class Plan:
         fed = set(fed_new)
         needed = passes.needed_ops(outputs, fed)
         steps, initial = [], {}
+        kept = set()        # slots holding arrays that outlive a run: variables, captures
         for op in pruned.get_operations():
             if op not in needed or (op.outputs and op.outputs[0] in fed) or not op.outputs:
                 continue
@@ -200,18 +205,18 @@ class Plan:
                     ins.append(slot(t))
             if getattr(op.eg_op, "stateful", False):
                 fn = op.eg_op.session_step(session, op)
+                kept.add(slot(out))
             else:
                 fn = functools.partial(op.eg_op.forward, device.xp)
+                if isinstance(op.eg_op, _PASSES_ITS_INPUT) and ins[0] in kept:
+                    kept.add(slot(out))
             steps.append((fn, tuple(ins), slot(out), op))
         self.initial = [initial.get(i) for i in range(len(slots))]
         self.fetch_slots = [None if f is None or isinstance(o, Operation) else slot(o)
                             for f, o in zip(fetches, _pad(fetches, outputs))]
         self.fetch_devices = [None if s is None else place(o.op)
                               for s, o in zip(self.fetch_slots, _pad(fetches, outputs))]
-        stateful = {slot(op.outputs[0]) for op in pruned.get_operations()
-                    if op.outputs and op.outputs[0] in slots and
-                    getattr(op.eg_op, "stateful", False)}
-        self.copy_out = [s in stateful for s in self.fetch_slots]
+        self.copy_out = [s in kept or s in initial for s in self.fetch_slots]
         self.steps = _with_drops(steps, set(self.fetch_slots))
 
     def run(self, feeds):
@@ -236,8 +241,11 @@ class Plan:
                 results.append(None)
                 continue
             value = values[i] if device.kind == "cpu" else device.get(values[i])
-            if copy and value is values[i]:
-                value = value.copy()            # a variable's storage must not leak out
+            if value is values[i] and (copy or not value.flags.owndata):
+                # A variable's storage, a constant the plan keeps, or a view that may be of
+                # one (w[0], w.T) must not leak out: a later assign, or the caller writing into
+                # the result, would change the other (TF returns arrays of their own).
+                value = value.copy()
             results.append(value[()] if value.ndim == 0 else value)
         return results
 
