@@ -420,7 +420,10 @@ def tensor(data, dtype=None, device=None, requires_grad=False, name=None):
     if state.graph is not None:
         from .graph.core import constant
         return constant(data, dtype, name=name)
-    dev = _device.get_device(device) if device is not None else _device.current_device()
+    if device is not None:
+        dev = _device.get_device(device)
+    else:               # a tensor's copy stays on its device, as in PyTorch (Variable(t) too)
+        dev = data.device if isinstance(data, Tensor) else _device.current_device()
     if isinstance(data, Tensor):
         host = data.numpy()
     elif isinstance(data, _device.SimArray) or type(data).__module__.startswith("cupy"):

@@ -65,20 +65,38 @@ class Variable(Tensor):
             if value.device is not self.device:
                 raise ValueError(f"Cannot assign a value on {value.device.name} to variable "
                                  f"'{self.name}' on {self.device.name}; copy it with .to().")
+            if value.dtype != self.dtype:
+                raise TypeError(f"Cannot assign a {value.dtype} tensor to variable "
+                                f"'{self.name}' of dtype {self.dtype}; cast it first, e.g. "
+                                f"eg.cast(value, eg.{self.dtype}).")
             value = value._value
         else:
-            value = self.device.put(np.asarray(value, dtype=self.dtype))
+            value = np.asarray(value)
+            if not np.can_cast(value.dtype, self.dtype, "same_kind"):   # 0.5 into an int
+                raise TypeError(f"Cannot assign {value.dtype} values to variable '{self.name}' "
+                                f"of dtype {self.dtype}: they would be truncated. Round or "
+                                "cast them first if that is what you want.")
+            value = self.device.put(value.astype(self.dtype, copy=False))
         if tuple(value.shape) not in (self.shape, ()):
             raise ValueError(f"Cannot assign a value of shape {tuple(value.shape)} to variable "
                              f"'{self.name}' of shape {self.shape}.")
         return value
 
     def value(self):
+        """The current value, as a tensor that later assigns leave as it is (TF's
+        ``read_value``)."""
         if hasattr(state.graph, "lift_variable"):   # in a traced function: read when it runs
             return state.graph._as_graph_tensor(self, None, None)
-        return Tensor(self._value, self.device)
+        return Tensor(self._value.copy(), self.device)
 
     read_value = value
+
+    def numpy(self):
+        """A copy of the value, as TF's ``v.numpy()``: the variable changes in place, and
+        ``history.append(w.numpy())`` must keep each step's values. (A plain tensor's
+        ``numpy()`` shares its memory, as in PyTorch.)"""
+        value = self.device.get(self._value)
+        return value.copy() if value is self._value else value
 
     def __repr__(self):
         return f"<eg.Variable '{self.name}' shape={self.shape} dtype={self.dtype}, " \

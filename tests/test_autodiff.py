@@ -460,8 +460,7 @@ def test_data_assignment_and_traced_assigns_count_as_changes():
 
 
 VIEWS = {"transpose": lambda w: eg.transpose(w), "reshape": lambda w: eg.reshape(w, (3, 2)),
-         "slice": lambda w: w[:, 1:], "detach": lambda w: w.detach(),
-         "value": lambda w: w.value()}
+         "slice": lambda w: w[:, 1:], "detach": lambda w: w.detach()}
 
 
 @pytest.mark.parametrize("view", VIEWS)
@@ -481,7 +480,7 @@ def test_a_view_of_a_changed_variable_changed_with_it(device, view):
     x.requires_grad_(False)                     # w's gradient reads only x: still right
     loss = eg.reduce_sum(VIEWS[view](w) * x)
     w.assign_add(on(device, np.ones((2, 3))))
-    if view in ("detach", "value"):
+    if view == "detach":
         assert not loss.requires_grad           # (cut off from w: nothing to differentiate)
         return
     loss.backward()
@@ -528,6 +527,40 @@ def test_data_assignment_leaves_views_of_the_old_array_alone(device):
     loss.backward()
     np.testing.assert_array_equal(x.grad.numpy(), np.arange(6.0).reshape(3, 2))
     np.testing.assert_array_equal(w.grad.numpy(), np.ones((2, 3)))
+
+
+def test_a_variables_numpy_and_read_value_keep_the_values_they_had(device):
+    """TF's v.numpy() and v.read_value() are snapshots; they shared the variable's storage,
+    so history.append(w.numpy()) in a training loop kept only the last step."""
+    w = eg.Variable(on(device, [1.0, 2.0]))
+    history, read = [w.numpy()], w.read_value()
+    w.assign_sub(on(device, [1.0, 1.0]))
+    history.append(w.numpy())
+    np.testing.assert_array_equal(history, [[1, 2], [0, 1]])
+    np.testing.assert_array_equal(read.numpy(), [1, 2])
+    x = on(device, [1.0, 1.0], requires_grad=True)
+    loss = eg.reduce_sum(w.read_value() * x)
+    w.assign([5.0, 5.0])
+    loss.backward()                     # reads the snapshot: no refusal, the old values
+    np.testing.assert_array_equal(x.grad.numpy(), [0, 1])
+    plain = on(device, [1.0, 2.0])
+    if device == "cpu:0":               # a plain tensor's numpy() shares, as in PyTorch
+        assert np.shares_memory(plain.numpy(), plain._value)
+
+
+def test_assign_refuses_values_it_would_truncate_or_cast(device):
+    counts = eg.Variable(on(device, [1, 2]))
+    with pytest.raises(TypeError, match="float64 values to variable .* int64: they would be "
+                                        "truncated"):
+        counts.assign_add([0.5, 0.5])           # (silently added 0)
+    weights = eg.Variable(on(device, [1.0, 2.0]))
+    with pytest.raises(TypeError, match=r"a float64 tensor to variable .* float32; cast it "
+                                        r"first, e.g. eg.cast\(value, eg.float32\)"):
+        weights.assign(on(device, [1.0, 2.0], dtype=eg.float64))
+    weights.assign([3, 4])                      # ints into floats, as in TF
+    counts.assign_add(on(device, [1, 1]))
+    np.testing.assert_array_equal(weights.numpy(), [3, 4])
+    np.testing.assert_array_equal(counts.numpy(), [2, 3])
 
 
 IN_PLACE_PROGRAMS = {   # name: (edugraph, torch), each f(w, x) with w changed after it runs

@@ -125,6 +125,11 @@ def test_variables_on_a_device(device):
     assert v.device.name == device
     with pytest.raises(ValueError, match="shape"):
         v.assign([1.0, 2.0, 3.0])
+    # A copy of a tensor stays on its device, as torch.tensor(t) and nn.Parameter(t) do
+    # (eg.Variable(t) of a GPU tensor went to the CPU).
+    t = eg.tensor([1.0, 2.0], device=device)
+    assert eg.tensor(t).device.name == device and eg.Variable(t).device.name == device
+    assert eg.tensor(t, device="cpu").device.name == "cpu:0"
 
 
 @pytest.fixture
