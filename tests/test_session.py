@@ -112,6 +112,27 @@ def test_fetched_arrays_are_the_callers_own(graph):
             np.testing.assert_array_equal(sess.run(t).ravel(), [1, 2])
 
 
+def test_seeded_random_ops_restart_in_each_session_as_in_tf1(graph):
+    """A new Session drew on where the last one stopped: two sessions built to compare
+    optimizers from the same initial weights started from different ones."""
+    w = eg.Variable(eg.random_normal((2, 3), seed=7))
+    noise = eg.random_uniform((4,))             # the graph-level seed (set_seed) picks its stream
+    masked = eg.nn.dropout(eg.ones((8,)), 0.5, seed=1)
+
+    def draws():
+        with eg.Session() as sess:
+            sess.run(w.initializer)
+            first = sess.run([w, noise, masked])
+            second = sess.run([noise, masked])      # another plan: the same streams go on
+            return first + second
+    one, two = draws(), draws()
+    for a, b in zip(one, two):
+        np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(one[1], one[3]) and not np.array_equal(one[2], one[4])
+    eg.random.set_seed(None)                    # no seed at all: each session differs
+    assert not np.array_equal(draws()[1], draws()[1])
+
+
 def test_bad_fetch_and_closed_session(graph):
     x = eg.constant(1.0)
     sess = eg.Session()

@@ -6,14 +6,18 @@ optimise it (``passes.py``), and lay it out as a flat list of steps over numbere
 plan is cached, so a training loop pays for compiling once and then just walks the list.
 """
 import collections
+import copy
 import functools
 import operator
+import zlib
 
 import numpy as np
 
 from .. import devices
 from ..errors import InvalidArgumentError
+from ..ops import random as random_ops
 from ..ops.base import Op
+from ..ops.random import RandomOp
 from ..ops.shape import Identity, StopGradient
 from ..tensor import Tensor
 from . import passes
@@ -47,6 +51,7 @@ class Session:
         self.config = config or ConfigProto()
         self.optimize = optimize
         self._variables = {}            # GraphVariable → its value (an array on its device)
+        self._random_ops = {}           # a seeded random op → this session's copy of it
         self._plans = {}
         self._closed = False
 
@@ -75,6 +80,7 @@ class Session:
         """Free the variables' values; running afterwards is an error."""
         self._closed = True
         self._variables.clear()
+        self._random_ops.clear()
         self._plans.clear()
 
     # ------------------------------------------------------------------ running
@@ -144,6 +150,26 @@ class InteractiveSession(Session):
 _PASSES_ITS_INPUT = (Identity, StopGradient)     # forward returns the very array it was given
 
 
+def _op_in_session(session, node):
+    """The op to run for ``node`` in ``session``. A random op with a seed (its own, or the one
+    eg.random.set_seed gave: then the node's name picks its stream) restarts its sequence in
+    each new Session, as in TF1, so two sessions draw the same initial weights; the plans of
+    one session share the stream (their graphs are copies that keep each node's op and name).
+    Sub-graphs, such as a while loop's body, keep the op's own stream."""
+    op = node.eg_op
+    copies = getattr(session, "_random_ops", None)
+    if not isinstance(op, RandomOp) or copies is None:
+        return op
+    if op.seed is None and random_ops.global_seed() is None:
+        return op                                   # unseeded: the global stream
+    mine = copies.get(op)
+    if mine is None:
+        mine = copies[op] = copy.copy(op)
+        mine.seed = op.seed if op.seed is not None else zlib.crc32(node.name.encode())
+        mine._own = None                            # a fresh generator on the first draw
+    return mine
+
+
 class _CopyTo(Op):
     """A transfer between devices that the plan inserts where a node's inputs live elsewhere."""
 
@@ -207,7 +233,7 @@ class Plan:
                 fn = op.eg_op.session_step(session, op)
                 kept.add(slot(out))
             else:
-                fn = functools.partial(op.eg_op.forward, device.xp)
+                fn = functools.partial(_op_in_session(session, op).forward, device.xp)
                 if isinstance(op.eg_op, _PASSES_ITS_INPUT) and ins[0] in kept:
                     kept.add(slot(out))
             steps.append((fn, tuple(ins), slot(out), op))

@@ -2,7 +2,8 @@
 
 Randomness is reproducible: ``eg.random.set_seed(s)`` (``tf.random.set_seed``,
 ``torch.manual_seed``) restarts every device's generator; an op-level ``seed`` gives that op a
-stream of its own, as in TensorFlow.
+stream of its own, as in TensorFlow. In a TF1 graph each new Session starts a seeded op's
+stream afresh (``graph/session.py``), so two sessions draw the same initial weights.
 """
 import numbers
 
@@ -23,6 +24,10 @@ def set_seed(seed):
 
 
 manual_seed = set_seed
+
+
+def global_seed():
+    return _global_seed
 
 
 def _generator(xp):
