@@ -115,7 +115,8 @@ def _matmul(op, a, b):
     if not (a.shape.rank_known and b.shape.rank_known):
         return UNKNOWN, a.dtype
     sa, sb = op.read_shapes(tuple(a.shape), tuple(b.shape))
-    if len(sa) < 2 or len(sb) < 2 or sa[-1] is not None and sb[-2] is not None and sa[-1] != sb[-2]:
+    scalar = len(sa) < 2 or len(sb) < 2             # (matmul made vectors 2-D: a number)
+    if scalar or (sa[-1] is not None and sb[-2] is not None and sa[-1] != sb[-2]):
         raise ShapeError(op.explain_failure([tuple(a.shape), tuple(b.shape)]))
     batch = broadcast([TensorShape(sa[:-2]), TensorShape(sb[:-2])], op.name)
     return TensorShape(tuple(batch) + (sa[-2], sb[-1])), a.dtype
