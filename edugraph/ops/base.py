@@ -176,8 +176,9 @@ def _float_dtype_error(op, inputs):
         f"silently; cast one explicitly, e.g. x.to(eg.float32) or eg.cast(x, eg.float64).")
 
 
-def broadcast_rule_failure(op_name, shapes):
-    """The message for shapes that do not broadcast: which dimension broke which rule."""
+def broadcast_rule_failure(op_name, shapes, values_message=None):
+    """The message for shapes that do not broadcast: which dimension broke which rule. When
+    they do broadcast, the values are the issue: ``values_message`` (or a general one)."""
     ndim = max(len(s) for s in shapes)
     for axis in range(-1, -ndim - 1, -1):
         sizes = {s[axis] for s in shapes if len(s) >= -axis and s[axis] is not None} - {1}
@@ -186,8 +187,8 @@ def broadcast_rule_failure(op_name, shapes):
                     f"at dimension {axis} (counting from the right) the sizes are "
                     f"{sorted(sizes)}; broadcasting needs them equal or one of them 1. "
                     "Reshape or transpose an input so the dimensions line up.")
-    return (f"{op_name} could not be computed on inputs of shapes "       # they broadcast: the
-            f"{' and '.join(map(str, shapes))}.")                       # values are the issue
+    return values_message or (f"{op_name} could not be computed on inputs of shapes "
+                              f"{' and '.join(map(str, shapes))}.")
 
 
 # ----------------------------------------------------------------- ops shaped like a tensor

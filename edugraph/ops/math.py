@@ -92,12 +92,10 @@ class Pow(Elementwise):
         return x ** y
 
     def explain_failure(self, shapes):
-        message = broadcast_rule_failure(self.name, shapes)
-        if "cannot be broadcast" in message:
-            return message
-        return (f"pow on inputs of shapes {' and '.join(map(str, shapes))}: integers cannot be "
-                "raised to negative integer powers (numpy's rule). Make the base a float "
-                "first, e.g. eg.cast(x, eg.float32) ** y.")
+        return broadcast_rule_failure(self.name, shapes, values_message=(
+            f"pow on inputs of shapes {' and '.join(map(str, shapes))}: integers cannot be "
+            "raised to negative integer powers (numpy's rule). Make the base a float first, "
+            "e.g. eg.cast(x, eg.float32) ** y."))
 
     def backward(self, grad, out, x, y):
         grad_x = grad * y * x ** (y - 1)
