@@ -100,7 +100,10 @@ def test_fetched_arrays_are_the_callers_own(graph):
     the graph's constant for the next run. TF returns arrays of their own."""
     c = eg.constant([1.0, 2.0])
     w = eg.Variable([[1.0, 2.0]])
-    views = [w[0], eg.transpose(w), eg.identity(w), eg.stop_gradient(w), eg.reshape(w, (2,))]
+    views = [w[0], eg.transpose(w), eg.identity(w), eg.stop_gradient(w), eg.reshape(w, (2,)),
+             eg.cond(eg.constant(True), lambda: w, lambda: w * 2),     # (a cond's or a
+             eg.while_loop(lambda i, a: i < 0, lambda i, a: (i + 1, a),  # loop's output too)
+                           [eg.constant(0), w])[1]]
     with eg.Session() as sess:
         sess.run(w.initializer)
         fetched = sess.run(views)

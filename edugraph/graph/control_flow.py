@@ -61,7 +61,7 @@ def _tuple_node(graph, op, inputs, name, present, requires_grad=True, controls=(
 class TupleGet(Op):
     """Part ``index`` of a tuple."""
 
-    name, type_name = "tuple_get", "Identity"
+    name, type_name, returns_an_input = "tuple_get", "Identity", True
 
     def __init__(self, index, size):
         self.index, self.size = index, size

@@ -18,7 +18,6 @@ from ..errors import InvalidArgumentError
 from ..ops import random as random_ops
 from ..ops.base import Op
 from ..ops.random import RandomOp
-from ..ops.shape import Identity, StopGradient
 from ..tensor import Tensor
 from . import passes
 from .core import Const, Operation, SymbolicTensor, get_default_graph
@@ -147,9 +146,6 @@ class InteractiveSession(Session):
         super().close()
 
 
-_PASSES_ITS_INPUT = (Identity, StopGradient)     # forward returns the very array it was given
-
-
 def _op_in_session(session, node):
     """The op to run for ``node`` in ``session``. A random op with a seed (its own, or the one
     eg.random.set_seed gave: then the node's name picks its stream) restarts its sequence in
@@ -210,7 +206,8 @@ class Plan:
         fed = set(fed_new)
         needed = passes.needed_ops(outputs, fed)
         steps, initial = [], {}
-        kept = set()        # slots holding arrays that outlive a run: variables, captures
+        kept = set()        # slots that may hold arrays outliving a run (a variable's, a
+                            # capture's), also passed on by identity or a cond's tuple
         for op in pruned.get_operations():
             if op not in needed or (op.outputs and op.outputs[0] in fed) or not op.outputs:
                 continue
@@ -234,7 +231,7 @@ class Plan:
                 kept.add(slot(out))
             else:
                 fn = functools.partial(_op_in_session(session, op).forward, device.xp)
-                if isinstance(op.eg_op, _PASSES_ITS_INPUT) and ins[0] in kept:
+                if op.eg_op.returns_an_input and ins[0] in kept:
                     kept.add(slot(out))
             steps.append((fn, tuple(ins), slot(out), op))
         self.initial = [initial.get(i) for i in range(len(slots))]

@@ -25,6 +25,7 @@ class Op:
     promotes_from = None            # arithmetic: inputs from this index on share a float dtype
     gate = None                     # the lecture's gate pattern, for the inspector: "distributes"...
     output_device = None            # set only by the explicit device copy
+    returns_an_input = False        # forward may hand back an array it was given (identity)
 
     def forward(self, xp, *arrays):
         raise NotImplementedError

@@ -261,7 +261,7 @@ class GatherGrad(ShapedLike):
 
 
 class Identity(Op):
-    name = "identity"
+    name, returns_an_input = "identity", True
 
     def forward(self, xp, x):
         return x
@@ -273,7 +273,7 @@ class Identity(Op):
 class StopGradient(Op):
     """The same values, with no gradient behind them (``tf.stop_gradient``, ``x.detach()``)."""
 
-    name, differentiable = "stop_gradient", False
+    name, differentiable, returns_an_input = "stop_gradient", False, True
 
     def forward(self, xp, x):
         return x
