@@ -33,8 +33,20 @@ def _infer_dtype(data):
     """numpy data keeps its dtype; Python floats become float32 and ints int64 (like PyTorch)."""
     if hasattr(data, "dtype"):
         return np.dtype(data.dtype)
-    kind = np.asarray(data).dtype.kind
-    return {"f": float32, "i": int64, "u": int64, "b": bool_}.get(kind, float32)
+    return {"f": float32, "i": int64, "u": int64, "b": bool_}[_numbers_kind(data)]
+
+
+def _numbers_kind(data):
+    """The numpy kind ('b', 'i', 'u' or 'f') of Python data (a number or nested lists), or a
+    clear error for data that is not a rectangular block of numbers: numpy would read
+    ``[[1, 2], [3]]`` or ``["1"]`` as objects or text, or fail deep inside."""
+    try:
+        kind = np.asarray(data).dtype.kind
+    except ValueError as e:
+        raise _not_numbers(data, e) from e
+    if kind not in "biuf":
+        raise _not_numbers(data, "numpy reads them as " + ("text" if kind in "US" else "objects"))
+    return kind
 
 
 class Tensor:
@@ -430,16 +442,12 @@ def tensor(data, dtype=None, device=None, requires_grad=False, name=None):
         host = data.get()
     else:
         host = data
-    dtype = as_dtype(dtype) if dtype is not None else None
+    if not hasattr(host, "dtype"):      # numbers and (nested) lists: checked first, or None
+        _numbers_kind(host)             # and "1" would become nan and 1.0 with a dtype given
+    dtype = as_dtype(dtype) if dtype is not None else _infer_dtype(host)
     try:
-        if not hasattr(host, "dtype"):          # numbers and (nested) lists: check them first,
-            kind = np.asarray(host).dtype.kind  # or None and "1" would become nan and 1.0
-            if kind not in "biuf":
-                raise TypeError("numpy reads them as " + ("text" if kind in "US" else "objects"))
-        if dtype is None:
-            dtype = _infer_dtype(host)
         host = np.array(host, dtype=dtype)      # always a copy: the tensor owns its values
-    except (ValueError, TypeError) as e:
+    except (ValueError, TypeError) as e:        # (text in a numpy array, to a number dtype)
         raise _not_numbers(data, e) from e
     return Tensor(dev.put(host), dev).requires_grad_(requires_grad)
 
@@ -450,10 +458,10 @@ def _not_numbers(data, error):
     shown = shown if len(shown) <= 60 else shown[:57] + "..."
     if "inhomogeneous" in str(error):
         return ValueError(
-            f"eg.tensor cannot make a tensor from {shown}: its nested lists have different "
+            f"Cannot make a tensor from {shown}: its nested lists have different "
             "lengths, and a tensor is rectangular (every row the same length). Pad the short "
             "rows, or make one tensor per row.")
-    return TypeError(f"eg.tensor cannot make a tensor from {shown}: its entries are not all "
+    return TypeError(f"Cannot make a tensor from {shown}: its entries are not all "
                      f"numbers ({error}). Use numbers (bool, int, float) in nested lists, or a "
                      "numeric numpy array.")
 
@@ -481,7 +489,7 @@ def dtype_next_to(value, ref):
     in graphs alike); None for anything else, such as a numpy array, which keeps its own."""
     kind = _PYTHON_SCALARS.get(type(value))
     if kind is None and isinstance(value, (list, tuple)):
-        kind = _infer_dtype(value).kind
+        kind = _numbers_kind(value)
     return _dtype_for_kind(kind, ref.dtype) if kind in _DEFAULT_DTYPE else None
 
 

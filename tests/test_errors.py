@@ -171,12 +171,29 @@ def test_more_shape_op_messages(device):
 
 
 def test_data_that_is_not_a_tensor():
-    with pytest.raises(TypeError, match=r"eg.tensor cannot make a tensor from \['a', 'b'\]: its "
+    with pytest.raises(TypeError, match=r"^Cannot make a tensor from \['a', 'b'\]: its "
                        "entries are not all numbers"):
         eg.tensor(["a", "b"])
-    with pytest.raises(ValueError, match=r"from \[\[1, 2\], \[3\]\]: its nested lists have "
-                       "different lengths.*Pad the short rows"):
+    ragged = r"^Cannot make a tensor from \[\[1, 2\], \[3\]\]: its nested lists have " \
+             "different lengths.*Pad the short rows"
+    with pytest.raises(ValueError, match=ragged):
         eg.tensor([[1, 2], [3]])
+    x = eg.tensor([[1.0, 2.0], [3.0, 4.0]])     # a list next to a tensor, an op's argument
+    for make in (lambda: x + [[1, 2], [3]], lambda: eg.where([[1, 2], [3]], x, x),
+                 lambda: eg.nn.softmax([[1, 2], [3]])):
+        with pytest.raises(ValueError, match=ragged):
+            make()
+    with pytest.raises(TypeError, match=r"^Cannot make a tensor from array\(\['a'\].*not all "
+                       "numbers"):
+        eg.tensor(np.array(["a"]), dtype=eg.float32)
+    with eg.Graph().as_default():
+        x = eg.placeholder(eg.float32, (2,), name="x")
+        for make in (lambda: eg.constant([[1, 2], [3]]), lambda: x * [[1, 2], [3]]):
+            with pytest.raises(ValueError, match=ragged):
+                make()
+        with pytest.raises(TypeError, match=r"^constant: 'x:0' is a graph tensor; its value "
+                           r"exists only when sess.run computes it.*eg.identity\(x\)"):
+            eg.constant(x)
     with pytest.raises(TypeError, match=r"Unknown data type 'foo'\. Use eg\.float32"):
         eg.cast(eg.tensor([1.0]), "foo")
     with pytest.raises(TypeError, match=r"x\.to\('/tpu:0'\): that is neither a device "

@@ -13,7 +13,7 @@ import numpy as np
 from .. import context, devices
 from ..errors import NotFoundError, ShapeError
 from ..ops.base import Op, _float_dtype_error, number_reference, promote_integers
-from ..tensor import Tensor, as_dtype, dtype_next_to
+from ..tensor import Tensor, _numbers_kind, as_dtype, dtype_next_to
 from .shapes import TensorShape, infer
 
 # TF's op type names for our op classes where they differ from the class name
@@ -429,8 +429,15 @@ def placeholder(dtype, shape=None, name=None):
 def constant(value, dtype=None, shape=None, name=None, graph=None):
     """A Const node holding ``value`` (TF's ``tf.constant``), or an eager tensor when eager."""
     graph = graph or context.state.graph
-    if isinstance(value, Tensor) and value.graph is None:
+    if isinstance(value, Tensor):
+        if value.graph is not None:
+            raise TypeError(
+                f"constant: {value.name!r} is a graph tensor; its value exists only when "
+                "sess.run computes it, and a constant needs its value now. Use the tensor "
+                "itself where the value is needed (eg.identity(x) makes a new node of it).")
         value = value.numpy()
+    elif not hasattr(value, "dtype"):
+        _numbers_kind(value)                    # (a clear error for ragged lists or text)
     if dtype is not None:
         array = np.asarray(value, dtype=as_dtype(dtype))
     else:
