@@ -196,10 +196,10 @@ def _no_gradient_path(what):
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          allow_unused=False):
     """d(sum of outputs)/d(inputs), returned (not accumulated), like ``torch.autograd.grad``
-    (same arguments; ``retain_graph`` is not needed: the recorded graph is kept)."""
+    (same arguments; ``retain_graph`` is not needed: the recorded graph is kept). A tuple with
+    one gradient per input, also for a single input: ``grad(y, x)[0]``, as in PyTorch."""
     outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
-    single = isinstance(inputs, Tensor)
-    inputs = [inputs] if single else list(inputs)
+    inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
     grad_outputs = grad_outputs if isinstance(grad_outputs, (list, tuple)) else \
         [grad_outputs] * len(outputs)
     if not allow_unused and not any(o.requires_grad for o in outputs):
@@ -212,7 +212,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         missing = [i for i, r in enumerate(result) if r is None]
         raise GradientError(f"inputs {missing} were not used to compute the outputs; pass "
                             "allow_unused=True to get None for them.")
-    return result[0] if single else result
+    return tuple(result)
 
 
 class GradientTape:

@@ -216,7 +216,10 @@ def test_create_graph_gives_second_derivatives(device):
     (d2y,) = eg.grad(dy.sum(), [x])
     np.testing.assert_allclose(d2y.numpy(), 6 * x.numpy())
     # without create_graph the gradient is a plain value
-    assert not eg.grad((x ** 3).sum(), x).requires_grad
+    assert not eg.grad((x ** 3).sum(), x)[0].requires_grad
+    # a tuple also for one input, as in PyTorch: grad(y, x)[0] is the gradient, not its row 0
+    (g,) = eg.grad((x ** 3).sum(), x)
+    np.testing.assert_allclose(g.numpy(), 3 * x.numpy() ** 2)
 
 
 def test_backward_create_graph_then_differentiate_the_gradient(device):
@@ -340,7 +343,7 @@ def test_gradients_are_differentiable(device, name):
     fn, values = SMOOTH[name]
 
     def first_derivative(x):
-        return eg.grad(eg.reduce_sum(fn(x)), x, create_graph=True)
+        return eg.grad(eg.reduce_sum(fn(x)), x, create_graph=True)[0]
 
     gradcheck(first_derivative, np.array(values), device=device, name=f"d/dx {name}")
 

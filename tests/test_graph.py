@@ -32,6 +32,18 @@ def test_name_scopes_and_op_types(graph):
     assert x.consumers() == [h.op.inputs[0].op]
 
 
+def test_gradients_of_one_x_is_a_list_as_in_tf1(graph):
+    """``tf.gradients(loss, w)[0]`` is the gradient (not its first row): a list also for one x,
+    and placeholders made without a shape take values of any shape (TF1's unknown rank)."""
+    w = eg.placeholder(eg.float32, name="w")
+    loss = eg.reduce_sum(w * w)
+    grads = eg.gradients(loss, w)
+    assert isinstance(grads, list) and len(grads) == 1
+    with eg.Session() as sess:
+        for value in (3.0, [1.0, -2.0], [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]):
+            np.testing.assert_allclose(sess.run(grads[0], {w: value}), 2 * np.array(value))
+
+
 def test_inspector_contract(graph):
     x = eg.placeholder(eg.float32, shape=(3,), name="x")
     y = eg.reduce_max(x * 2, axis=0)

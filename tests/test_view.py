@@ -257,7 +257,7 @@ def test_static_gradients_equal_eg_gradients_at_every_node(device):
         if not op.outputs or n.skipped:
             continue
         with graph.as_default():
-            wanted = eg.gradients(loss, op.outputs[0])
+            (wanted,) = eg.gradients(loss, op.outputs[0])
         if wanted is None:
             assert n.grad is None, n.name
             continue
@@ -399,8 +399,8 @@ def test_traced_function_gradients_equal_eg_gradients_in_its_graph():
     feed = dict(zip(concrete.inputs, ARGS))
     for n in view.nodes:
         with graph.as_default():
-            wanted = eg.gradients(concrete.outputs[0], graph.get_operation_by_name(n.name)
-                                  .outputs[0])
+            (wanted,) = eg.gradients(concrete.outputs[0], graph.get_operation_by_name(n.name)
+                                     .outputs[0])
         np.testing.assert_allclose(n.grad, sess.run(wanted, feed), err_msg=n.name)
 
 

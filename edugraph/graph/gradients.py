@@ -21,10 +21,10 @@ class OnesLike(Op):
 
 
 def gradients(ys, xs, grad_ys=None, name="gradients", stop_gradients=None):
-    """d(sum of ys)/d(x) for each x in xs, as new graph tensors; None where ys ignore x."""
+    """d(sum of ys)/d(x) for each x in xs, as new graph tensors; None where ys ignore x. A
+    list, also for a single x: ``gradients(loss, w)[0]``, as in TF1."""
     ys = list(ys) if isinstance(ys, (list, tuple)) else [ys]
-    single = not isinstance(xs, (list, tuple))
-    xs = [xs] if single else list(xs)
+    xs = list(xs) if isinstance(xs, (list, tuple)) else [xs]
     grad_ys = list(grad_ys) if isinstance(grad_ys, (list, tuple)) else [grad_ys] * len(ys)
     for t in ys + xs:
         if not isinstance(t, SymbolicTensor):
@@ -40,7 +40,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", stop_gradients=None):
     finally:
         for x in constants:
             x.requires_grad = False
-    return result[0] if single else result
+    return result
 
 
 def _walk(ys, xs, grad_ys, name, stops):

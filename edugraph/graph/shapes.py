@@ -17,7 +17,7 @@ class TensorShape(tuple):
     rank_known = True
 
     def __new__(cls, dims):
-        if dims is None:
+        if dims is None or dims is UNKNOWN:     # (not a tuple of no dimensions: a scalar)
             return UNKNOWN
         return super().__new__(cls, [None if d is None or d == -1 else int(d) for d in dims])
 
