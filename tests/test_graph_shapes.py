@@ -74,19 +74,49 @@ STATIC_CASES = {
 }
 
 
-@pytest.mark.parametrize("batch_known", [True, False])
+PLACEHOLDER_SHAPES = {         # what the graph knows of a and b before they are fed
+    "known": (_A.shape, _B.shape),
+    "batch unknown": ((None, 3, 4), (None, 4)),
+    "sizes unknown": ((None, None, None), (None, None)),
+    "rank unknown": (None, None),   # eg.placeholder(eg.float32), TF1's first examples
+}
+# ops that must know a size or the rank when the graph is built say so (and how to give it)
+NEEDS_SIZES = {("sparse cross-entropy", "sizes unknown"): "no known class axis",
+               ("sparse cross-entropy", "rank unknown"): "no known class axis"}
+for _conv in ("conv2d", "max_pool same"):
+    NEEDS_SIZES[_conv, "sizes unknown"] = "the height and width of the input"
+    NEEDS_SIZES[_conv, "rank unknown"] = "expects a 4-D NHWC input"
+
+
+@pytest.mark.parametrize("known", PLACEHOLDER_SHAPES)
 @pytest.mark.parametrize("name", STATIC_CASES)
-def test_static_shape_and_dtype_agree_with_what_runs(name, batch_known):
+def test_static_shape_and_dtype_agree_with_what_runs(name, known):
+    """... and so do the gradients, which are built from those shapes."""
     build = STATIC_CASES[name]
-    eager = build(eg.tensor(_A), eg.tensor(_B))
+    a_eager, b_eager = eg.tensor(_A, requires_grad=True), eg.tensor(_B, requires_grad=True)
+    eager = build(a_eager, b_eager)
     with eg.Graph().as_default():
-        a = eg.placeholder(eg.float32, _A.shape if batch_known else (None, 3, 4))
-        b = eg.placeholder(eg.float32, _B.shape if batch_known else (None, 4))
+        a_shape, b_shape = PLACEHOLDER_SHAPES[known]
+        a, b = eg.placeholder(eg.float32, a_shape), eg.placeholder(eg.float32, b_shape)
+        if (name, known) in NEEDS_SIZES:
+            with pytest.raises(ShapeError, match=NEEDS_SIZES[name, known] + r".*shape=\("):
+                build(a, b)
+            return
         out = build(a, b)
+        differentiable = eager.requires_grad
+        grads = eg.gradients(eg.reduce_sum(out * out), [a, b]) if differentiable else []
         with eg.Session() as sess:
-            value = np.asarray(sess.run(out, {a: _A, b: _B}))
+            value, *grad_values = sess.run([out] + [g for g in grads if g is not None],
+                                           {a: _A, b: _B})
+    value = np.asarray(value)
     assert out.shape.is_compatible_with(value.shape) and out.dtype == value.dtype, \
         f"{name}: static {out.shape} {out.dtype}, ran {value.shape} {value.dtype}"
-    assert out.shape.is_fully_defined() or not batch_known
+    assert out.shape.is_fully_defined() or known != "known"
     assert value.dtype == eager.dtype
     np.testing.assert_allclose(value, eager.numpy(), rtol=1e-6)
+    if differentiable:
+        eg.reduce_sum(eager * eager).backward()
+        expected = [t.grad.numpy() for t in (a_eager, b_eager) if t.grad is not None]
+        assert [g is not None for g in grads] == [t.grad is not None for t in (a_eager, b_eager)]
+        for got, want in zip(grad_values, expected):
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

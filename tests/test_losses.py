@@ -103,6 +103,31 @@ def test_errors_say_what_is_wrong():
         losses.mean_squared_error(np.zeros((3, 1)), z)
     with pytest.raises(ValueError, match="Unknown loss 'crossentropy'"):
         losses.get("crossentropy")
+    for sparse in (eg.nn.sparse_softmax_cross_entropy_with_logits,
+                   losses.sparse_categorical_crossentropy):
+        with pytest.raises(eg.errors.ShapeError, match=r"predictions of shape \(\) have no known "
+                           r"class axis; they need shape \(\.\.\., num_classes\)"):
+            sparse(0, 2.0)
+    # one label for three rows of probabilities broadcast silently before
+    with pytest.raises(eg.errors.ShapeError, match=r"^sparse_categorical_crossentropy: labels of "
+                       r"shape \(1,\) should hold one class id per row of predictions \(3, 4\)"):
+        losses.sparse_categorical_crossentropy([1], eg.nn.softmax(z))
+
+
+def test_predictions_may_be_lists_as_in_tf(device):
+    """The slides' softmax example, ``logits = [2.0, 1.0, 0.1]``, written as plain lists."""
+    logits, ids = [[2.0, 1.0, 0.1]], [0]
+    expected = F.cross_entropy(torch.tensor(logits), torch.tensor(ids), reduction="none")
+    for loss in (eg.nn.sparse_softmax_cross_entropy_with_logits(ids, logits),
+                 eg.nn.softmax_cross_entropy_with_logits([[1.0, 0.0, 0.0]], logits),
+                 losses.SparseCategoricalCrossentropy(from_logits=True)(ids, logits)):
+        np.testing.assert_allclose(np.ravel(loss.numpy()), expected.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(losses.MeanSquaredError()([1.0, 2.0], [1.5, 3.0]).item(), 0.625)
+    np.testing.assert_allclose(losses.binary_crossentropy([1.0, 0.0], [0.9, 0.2]).item(),
+                               -(np.log(0.9) + np.log(0.8)) / 2, rtol=1e-6)
+    labels = eg.tensor([[0.0, 1.0]], device=device)     # a list next to labels on a device
+    loss = losses.mean_squared_error(labels, [[1, 1]])  # (integers: floats, as in a float op)
+    assert loss.device.name == device and loss.dtype == eg.float32 and loss.item() == 0.5
 
 
 def test_labels_follow_the_predictions_dtype_and_device(device):

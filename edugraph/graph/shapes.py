@@ -8,7 +8,7 @@ tiny stand-in arrays to see what comes out.
 import numpy as np
 
 from ..errors import ShapeError
-from ..ops import activation, base, linalg, math, random, reduce, shape as shape_ops
+from ..ops import activation, base, conv, linalg, math, random, reduce, shape as shape_ops
 
 
 class TensorShape(tuple):
@@ -123,14 +123,14 @@ def _matmul(op, a, b):
 
 
 def _reduction(op, x):
-    if not x.shape.rank_known:
-        return UNKNOWN, x.dtype
-    axes = base.reduction_axes(op.axis, len(x.shape))
-    dims = [1 if i in axes else d for i, d in enumerate(x.shape)] if op.keepdims else \
-        [d for i, d in enumerate(x.shape) if i not in axes]
     dtype = x.dtype if x.dtype.kind == "f" or not isinstance(op, reduce.Mean) else np.float64
     if isinstance(op, reduce.Sum) and x.dtype.kind in "biu":
         dtype = np.zeros(1, x.dtype).sum().dtype    # numpy's (and PyTorch's): int32 → int64
+    if not x.shape.rank_known:
+        return UNKNOWN, dtype
+    axes = base.reduction_axes(op.axis, len(x.shape))
+    dims = [1 if i in axes else d for i, d in enumerate(x.shape)] if op.keepdims else \
+        [d for i, d in enumerate(x.shape) if i not in axes]
     return TensorShape(dims), dtype
 
 
@@ -154,9 +154,12 @@ def _reshape(op, x):
     return TensorShape([size // known if d == -1 else d for d in target]), x.dtype
 
 
-def _like_second(op, x, *like):
-    """A ShapedLike op: its shape is its ``like`` input's, or its ``shape`` when known."""
-    return (like[0].shape if like else TensorShape(op.shape)), x.dtype
+def _shaped_like(op, x, *rest):
+    """A ShapedLike op (or ReshapeLike): its ``shape`` when known, else its last input's, the
+    tensor it is shaped like. (Not by trial: stand-ins for a slice's gradient and the sliced
+    tensor, both (?, ?), would be made of one size and fail.)"""
+    shape = getattr(op, "shape", None)
+    return (rest[-1].shape if shape is None else TensorShape(shape)), x.dtype
 
 
 def _made(op, *inputs):
@@ -174,8 +177,9 @@ for _cls in (math.Negative, math.Square, math.Sqrt, math.Exp, math.Log, math.Abs
     _RULES[_cls] = _same
 for _cls in (reduce.Sum, reduce.Mean, reduce.Max, reduce.Min):
     _RULES[_cls] = _reduction
-for _cls in (base.SumToShapeOf, base.BroadcastLike, shape_ops.ReshapeLike):
-    _RULES[_cls] = _like_second
+for _cls in (base.SumToShapeOf, base.BroadcastLike, shape_ops.ReshapeLike, shape_ops.ScatterAdd,
+             shape_ops.GatherGrad, conv.Col2Im):
+    _RULES[_cls] = _shaped_like
 for _cls in (random.Fill, random.RandomNormal, random.RandomUniform):
     _RULES[_cls] = _made
 _RULES[linalg.MatMul] = _matmul
@@ -201,7 +205,7 @@ def infer(op, inputs):
 def _by_trial(op, inputs):
     """Run ``op`` on small stand-ins: unknown sizes become 2, then 3; what changes is unknown."""
     if any(not x.shape.rank_known for x in inputs):
-        return UNKNOWN, inputs[0].dtype
+        return UNKNOWN, _dtype_by_trial(op, inputs)
     results = []
     for fill in (2, 3) if any(None in x.shape for x in inputs) else (2,):
         arrays = [_stand_in(x, fill) for x in inputs]
@@ -216,7 +220,23 @@ def _by_trial(op, inputs):
     return TensorShape(dims), first.dtype
 
 
-def _stand_in(x, fill):
-    shape = tuple(fill if d is None else d for d in x.shape)
+def _dtype_by_trial(op, inputs):
+    """The output's dtype when an input's rank is unknown (argmax gives integers, one_hot its
+    dtype): the op run on stand-ins of that input with a few ranks (its axes may need more
+    than one), else the first input's dtype."""
+    for rank in (1, 2, 3, 4):
+        try:
+            with np.errstate(all="ignore"):
+                return np.asarray(op.forward(np, *[_stand_in(x, 2, rank) for x in inputs])).dtype
+        except (ValueError, IndexError, TypeError):
+            continue
+    return inputs[0].dtype
+
+
+def _stand_in(x, fill, rank=None):
+    """An array that could be ``x``'s value: its unknown sizes ``fill``, an unknown rank
+    ``rank``."""
+    dims = x.shape if x.shape.rank_known else (None,) * rank
+    shape = tuple(fill if d is None else d for d in dims)
     # ones (not zeros): no division by zero; integer inputs are indices, so 0 is always valid
     return np.zeros(shape, x.dtype) if x.dtype.kind in "iub" else np.ones(shape, x.dtype)

@@ -22,7 +22,8 @@ import numpy as np
 from ..errors import ShapeError
 from ..graph.core import name_scope
 from ..ops.activation import log_softmax, relu
-from ..ops.math import abs, cast, clip, exp, log, square
+from ..ops.base import as_tensors, rank_known
+from ..ops.math import abs, cast, clip, exp, log, square, to_float
 from ..ops.reduce import reduce_mean, reduce_sum
 from ..ops.shape import expand_dims, one_hot
 from ..tensor import Tensor, tensor
@@ -49,6 +50,18 @@ def _scoped(loss):
     return named
 
 
+def _labels_and_predictions(labels, predictions, integer=False):
+    """Both as tensors: the predictions as floats, the labels next to them."""
+    predictions = _as_predictions(predictions, labels)
+    return _as_labels(labels, predictions, integer), predictions
+
+
+def _as_predictions(predictions, labels):
+    """Predictions (logits or probabilities) as a float tensor, also from lists and arrays as
+    TF takes them (on the labels' device when those are a tensor)."""
+    return to_float(as_tensors((predictions, labels))[0])
+
+
 def _as_labels(labels, like, integer=False):
     """Labels as a tensor next to ``like`` (same device; same float dtype unless ``integer``)."""
     if not isinstance(labels, Tensor):
@@ -57,6 +70,23 @@ def _as_labels(labels, like, integer=False):
     if integer:
         return cast(labels, "int64") if labels.dtype.kind == "f" else labels
     return cast(labels, like.dtype)
+
+
+def _class_count(labels, predictions, where):
+    """The number of classes (the size of the predictions' last axis, a score per class),
+    once ``labels`` are checked to hold one class id in range per row of ``predictions``."""
+    shape = predictions.shape
+    if not rank_known(shape) or len(shape) == 0 or shape[-1] is None:
+        raise ShapeError(f"{where}: predictions of shape {shape} have no known class axis; "
+                         "they need shape (..., num_classes), one score per class (a "
+                         "placeholder's: e.g. shape=(None, 10)).")
+    if not _compatible(labels.shape, shape[:-1]):
+        raise ShapeError(f"{where}: labels of shape {labels.shape} should hold one class id per "
+                         f"row of predictions {shape}, i.e. have shape {shape[:-1]}. (One-hot "
+                         "labels? Use the softmax_cross_entropy or categorical_crossentropy "
+                         "loss.)")
+    _check_class_ids(labels, shape[-1], where)
+    return shape[-1]
 
 
 def _check_class_ids(labels, num_classes, where):
@@ -82,10 +112,16 @@ def match_label_rank(y_true, y_pred, where=None):
     return y_true
 
 
+def _compatible(a, b):
+    """Could shapes ``a`` and ``b`` be the same when the graph runs? A placeholder's unknown
+    dimension (None) matches any size, and its unknown rank any shape."""
+    if not (rank_known(a) and rank_known(b)):
+        return True
+    return len(a) == len(b) and all(m is None or n is None or m == n for m, n in zip(a, b))
+
+
 def _check_same_shape(labels, predictions, where):
-    a, b = tuple(labels.shape), tuple(predictions.shape)
-    compatible = len(a) == len(b) and all(m is None or n is None or m == n for m, n in zip(a, b))
-    if not compatible:     # (an unknown dimension, None, of a placeholder matches any size)
+    if not _compatible(labels.shape, predictions.shape):
         raise ShapeError(f"{where}: labels have shape {labels.shape} but predictions have "
                          f"shape {predictions.shape}; they must match" +
                          (" (for class ids use the sparse_ version)." if "entropy" in where
@@ -96,7 +132,7 @@ def _check_same_shape(labels, predictions, where):
 @_scoped
 def softmax_cross_entropy_with_logits(labels, logits, axis=-1):
     r"""Per example: $-\sum_k y_k \log\mathrm{softmax}(z)_k$; gradient softmax(z) − y."""
-    labels = _as_labels(labels, logits)
+    labels, logits = _labels_and_predictions(labels, logits)
     _check_same_shape(labels, logits, "softmax_cross_entropy_with_logits")
     return -reduce_sum(labels * log_softmax(logits, axis), axis)
 
@@ -104,13 +140,8 @@ def softmax_cross_entropy_with_logits(labels, logits, axis=-1):
 @_scoped
 def sparse_softmax_cross_entropy_with_logits(labels, logits):
     """Per example, with integer class ids as labels: $-\\log\\mathrm{softmax}(z)_{y}$."""
-    labels = _as_labels(labels, logits, integer=True)
-    num_classes = logits.shape[-1]
-    if tuple(labels.shape) != tuple(logits.shape[:-1]):
-        raise ShapeError(f"sparse_softmax_cross_entropy: labels of shape {labels.shape} should "
-                         f"hold one class id per row of logits {logits.shape}, i.e. have shape "
-                         f"{logits.shape[:-1]}. (One-hot labels? Use softmax_cross_entropy.)")
-    _check_class_ids(labels, num_classes, "sparse_softmax_cross_entropy")
+    labels, logits = _labels_and_predictions(labels, logits, integer=True)
+    num_classes = _class_count(labels, logits, "sparse_softmax_cross_entropy")
     return -reduce_sum(one_hot(labels, num_classes, logits.dtype) * log_softmax(logits), -1)
 
 
@@ -118,7 +149,7 @@ def sparse_softmax_cross_entropy_with_logits(labels, logits):
 def sigmoid_cross_entropy_with_logits(labels, logits):
     r"""Elementwise binary cross-entropy of $\sigma(z)$, in TF's overflow-free form
     $\max(z, 0) - z y + \log(1 + e^{-|z|})$."""
-    labels = _as_labels(labels, logits)
+    labels, logits = _labels_and_predictions(labels, logits)
     _check_same_shape(labels, logits, "sigmoid_cross_entropy_with_logits")
     return relu(logits) - logits * labels + log(1 + exp(-abs(logits)))
 
@@ -127,7 +158,7 @@ def sigmoid_cross_entropy_with_logits(labels, logits):
 @_scoped
 def mean_squared_error(labels, predictions):
     r"""$\frac1n\sum_i (y_i - \hat y_i)^2$ (``tf.losses.mean_squared_error``)."""
-    labels = _as_labels(labels, predictions)
+    labels, predictions = _labels_and_predictions(labels, predictions)
     _check_same_shape(labels, predictions, "mean_squared_error")
     return reduce_mean(square(labels - predictions))
 
@@ -135,7 +166,7 @@ def mean_squared_error(labels, predictions):
 @_scoped
 def absolute_difference(labels, predictions):
     r"""$\frac1n\sum_i |y_i - \hat y_i|$ (mean absolute error)."""
-    labels = _as_labels(labels, predictions)
+    labels, predictions = _labels_and_predictions(labels, predictions)
     _check_same_shape(labels, predictions, "absolute_difference")
     return reduce_mean(abs(labels - predictions))
 
@@ -160,20 +191,19 @@ def categorical_crossentropy(y_true, y_pred, from_logits=False):
     """Per example; ``y_pred`` are probabilities unless ``from_logits``."""
     if from_logits:
         return softmax_cross_entropy_with_logits(y_true, y_pred)
-    y_true = _as_labels(y_true, y_pred)
+    y_true, y_pred = _labels_and_predictions(y_true, y_pred)
     _check_same_shape(y_true, y_pred, "categorical_crossentropy")
     return -reduce_sum(y_true * log(clip(y_pred, EPSILON, 1 - EPSILON)), -1)
 
 
 def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False):
     """Per example, integer class ids as labels (a trailing axis of size 1 is allowed)."""
-    y_true = _as_labels(y_true, y_pred, integer=True)
-    if len(y_true.shape) == len(y_pred.shape) and y_true.shape[-1] == 1:
+    y_true, y_pred = _labels_and_predictions(y_true, y_pred, integer=True)
+    if y_true.shape and len(y_true.shape) == len(y_pred.shape) and y_true.shape[-1] == 1:
         y_true = y_true.reshape(tuple(-1 if n is None else n for n in y_true.shape[:-1]))
     if from_logits:
         return sparse_softmax_cross_entropy_with_logits(y_true, y_pred)
-    num_classes = y_pred.shape[-1]
-    _check_class_ids(y_true, num_classes, "sparse_categorical_crossentropy")
+    num_classes = _class_count(y_true, y_pred, "sparse_categorical_crossentropy")
     picked = reduce_sum(one_hot(y_true, num_classes, y_pred.dtype) * y_pred, -1)
     return -log(clip(picked, EPSILON, 1 - EPSILON))
 
@@ -182,7 +212,7 @@ def binary_crossentropy(y_true, y_pred, from_logits=False):
     """Mean over the last axis of the elementwise binary cross-entropy (Keras)."""
     if from_logits:
         return reduce_mean(sigmoid_cross_entropy_with_logits(y_true, y_pred), -1)
-    y_true = _as_labels(y_true, y_pred)
+    y_true, y_pred = _labels_and_predictions(y_true, y_pred)
     _check_same_shape(y_true, y_pred, "binary_crossentropy")
     p = clip(y_pred, EPSILON, 1 - EPSILON)
     return reduce_mean(-(y_true * log(p) + (1 - y_true) * log(1 - p)), -1)
@@ -198,6 +228,7 @@ class Loss:
     per_example = None
 
     def __call__(self, y_true, y_pred):
+        y_pred = _as_predictions(y_pred, y_true)
         return self.call(match_label_rank(y_true, y_pred), y_pred)
 
     def call(self, y_true, y_pred):

@@ -275,6 +275,12 @@ def broadcast_like(x, like):
     return x if x.shape == shape else apply(BroadcastLike(tuple(shape)), x)
 
 
+def rank_known(shape):
+    """False only for a graph tensor of unknown rank (a placeholder made without a shape);
+    eager shapes are plain tuples."""
+    return getattr(shape, "rank_known", True)
+
+
 def reduction_axes(axis, ndim):
     """Normalise ``axis`` (None, int or tuple, negatives allowed) to a sorted tuple."""
     if axis is None:

@@ -12,7 +12,7 @@ other). Everything else is reshape, matmul and max, whose gradients exist alread
 """
 import math
 
-from .base import Op, ShapedLike, apply, apply_shaped_like, as_tensor, as_tensors
+from .base import Op, ShapedLike, apply, apply_shaped_like, as_tensor, as_tensors, rank_known
 from .linalg import matmul
 from .reduce import reduce_max
 from .shape import reshape
@@ -116,10 +116,15 @@ def _padding(padding, in_size, kernel_size, strides):
 
 
 def _check_image(x, what):
-    if len(x.shape) != 4:
+    if not rank_known(x.shape) or len(x.shape) != 4:
         raise ShapeError(f"{what} expects a 4-D NHWC input (batch, height, width, channels); "
                          f"got shape {x.shape}. Add a channel axis with eg.expand_dims(x, -1) "
-                         "or reshape the images.")
+                         "or reshape the images (a placeholder: give it a shape, e.g. "
+                         "shape=(None, 28, 28, 1)).")
+    if None in x.shape[1:3]:
+        raise ShapeError(f"{what}: the height and width of the input (shape {x.shape}) must be "
+                         "known when the graph is built: the windows are laid out from them. "
+                         "Give the placeholder its image size, e.g. shape=(None, 28, 28, 1).")
 
 
 def extract_patches(x, kernel_size, strides=1, padding="valid", pad_value=0.0, name=None):

@@ -1,5 +1,5 @@
 """Matrix multiplication, batched: (..., n, k) @ (..., k, m) → (..., n, m)."""
-from .base import Op, apply, as_tensors
+from .base import Op, apply, as_tensors, rank_known
 from .shape import expand_dims, squeeze
 from ..tensor import Tensor
 
@@ -63,7 +63,7 @@ def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
     ``transpose_a=True`` multiplies by ``a``'s transpose (its last two axes swapped), as TF."""
     if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
         a, b = as_tensors((a, b))
-    a_vec, b_vec = a.ndim == 1, b.ndim == 1
+    a_vec, b_vec = _is_vector(a), _is_vector(b)
     if not (a_vec or b_vec):
         return apply(MatMul(transpose_a, transpose_b), a, b, name=name)
     if transpose_a or transpose_b:
@@ -79,3 +79,8 @@ def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
     if b_vec:
         out = squeeze(out, -1, name=name)
     return out
+
+
+def _is_vector(t):
+    """1-D (a graph tensor of unknown rank is taken for a matrix, as TF's matmul needs)."""
+    return rank_known(t.shape) and len(t.shape) == 1

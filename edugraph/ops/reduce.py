@@ -3,9 +3,10 @@ import collections
 import math
 import numbers
 
-from .base import Op, apply, broadcast_like, reduction_axes
+from .base import Op, apply, broadcast_like, rank_known, reduction_axes
 from .math import cast, equal, exp, maximum, minimum, to_float
 from .shape import expand_dims
+from ..errors import ShapeError
 
 
 class Reduction(Op):
@@ -18,9 +19,27 @@ class Reduction(Op):
     def _spread(self, grad, x):
         """The output's gradient stretched back over the reduced axes of ``x``."""
         if not self.keepdims and self.axis is not None:
-            for a in reduction_axes(self.axis, x.ndim):
+            for a in _reinsertion_order(self.name, self.axis, x.shape):
                 grad = expand_dims(grad, a)
         return broadcast_like(grad, x)
+
+
+def _reinsertion_order(op_name, axis, shape):
+    """The reduced axes in an order in which ``expand_dims`` puts them back one at a time:
+    ascending once normalised. A graph tensor of unknown rank cannot normalise them, but
+    axes of one sign still land where they were: ascending ones from the front, negative
+    ones from -1 down."""
+    if rank_known(shape):
+        return reduction_axes(axis, len(shape))
+    axes = (axis,) if isinstance(axis, numbers.Integral) else tuple(axis)
+    if all(a >= 0 for a in axes):
+        return sorted(axes)
+    if all(a < 0 for a in axes):
+        return sorted(axes, reverse=True)
+    raise ShapeError(f"{op_name} over axes {axis}: the gradient of a reduction over both "
+                     "positive and negative axes needs the tensor's rank, and this one's is "
+                     "unknown (a placeholder made without a shape). Give the placeholder a "
+                     "shape, e.g. shape=(None, 3), or use axes of one sign.")
 
 
 class Sum(Reduction):
@@ -131,10 +150,11 @@ def axis_failure(op_name, axis, shape):
 
 def reduced_count(x, axis):
     shape = x.shape
-    sizes = [shape[a] for a in reduction_axes(axis, len(shape))]
-    if None in sizes:
-        return apply(ReducedCount(axis), x)
-    return math.prod(sizes)
+    if rank_known(shape):
+        sizes = [shape[a] for a in reduction_axes(axis, len(shape))]
+        if None not in sizes:
+            return math.prod(sizes)
+    return apply(ReducedCount(axis), x)
 
 
 def reduce_sum(x, axis=None, keepdims=False, name=None):

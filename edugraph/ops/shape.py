@@ -177,8 +177,13 @@ class Stack(Op):
         return xp.stack(xs, axis=self.axis)
 
     def backward(self, grad, out, *xs):
-        axis = self.axis % out.ndim
-        return tuple(grad[(slice(None),) * axis + (i,)] for i in range(len(xs)))
+        # each input's slice of the gradient: grad[:, i] for axis 1, grad[..., i, :] for axis -2
+        # (no need to know the rank, which a graph may not)
+        def piece(i):
+            if self.axis >= 0:
+                return (slice(None),) * self.axis + (i,)
+            return (Ellipsis, i) + (slice(None),) * (-self.axis - 1)
+        return tuple(grad[piece(i)] for i in range(len(xs)))
 
     def explain_failure(self, shapes):
         return f"stack: all tensors must have the same shape, got {shapes}."
