@@ -38,22 +38,23 @@ class Variable(Tensor):
         self.trainable = trainable
         self.requires_grad = trainable and t.is_floating_point()
 
-    def assign(self, value):
-        """Overwrite the value in place (shape and dtype stay)."""
+    def assign(self, value, use_locking=False, name=None, read_value=True):
+        """Overwrite the value in place (shape and dtype stay). TF's other arguments are
+        accepted, so the same line runs in a graph, where ``name`` names the assign node."""
         if _in_graph(value):
             return _graph_assign(self, value, "assign")
         self._value[...] = self._array(value)
         note_in_place_change(self)
         return self
 
-    def assign_add(self, delta):
+    def assign_add(self, delta, use_locking=False, name=None, read_value=True):
         if _in_graph(delta):
             return _graph_assign(self, delta, "add")
         self._value += self._array(delta)
         note_in_place_change(self)
         return self
 
-    def assign_sub(self, delta):
+    def assign_sub(self, delta, use_locking=False, name=None, read_value=True):
         if _in_graph(delta):
             return _graph_assign(self, delta, "sub")
         self._value -= self._array(delta)

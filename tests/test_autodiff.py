@@ -566,6 +566,17 @@ def test_assign_refuses_values_it_would_truncate_or_cast(device):
     np.testing.assert_array_equal(counts.numpy(), [2, 3])
 
 
+def test_assign_takes_tf_arguments_and_function_spelling_eagerly(device):
+    """The slides' ``w1.assign(w1 - lr * grad1, name='update_w1')`` and TF1's ``tf.assign``
+    run eagerly too (the name names a graph node; eagerly there is none)."""
+    w = eg.Variable(on(device, [1.0, 2.0]))
+    assert w.assign(w - 0.5, name="update_w") is w
+    eg.assign_add(w, on(device, [1.0, 1.0]), name="step")
+    eg.assign_sub(w, 0.25)
+    eg.assign(w, eg.reduce_sum(w) * on(device, [1.0, 0.5]))
+    np.testing.assert_allclose(w.numpy(), [3.5, 1.75])
+
+
 IN_PLACE_PROGRAMS = {   # name: (edugraph, torch), each f(w, x) with w changed after it runs
     "w * w": (lambda w, x: w * w, lambda w, x: w * w),
     "w * x": (lambda w, x: w * x, lambda w, x: w * x),

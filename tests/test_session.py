@@ -214,3 +214,40 @@ def test_gradient_shapes_known_only_at_run_time_are_read_then(graph):
             gx, gw = sess.run([grad_x, grad_w], {x: x_value})
             np.testing.assert_allclose(gx, [1.0, 2.0, 3.0] + 2 * x_value * [0, 1, 1])
             np.testing.assert_allclose(gw, x_value.sum(axis=0))
+
+
+def test_tf1_getting_started_guide_line_by_line(graph):
+    """TensorFlow 1's "Getting Started" guide as written (``import tensorflow as tf``):
+    placeholders without a shape, ``tf.assign``, and the printed results it published."""
+    tf = eg
+    sess = tf.Session()
+    a, b = tf.placeholder(tf.float32), tf.placeholder(tf.float32)
+    adder_node = a + b
+    assert sess.run(adder_node, {a: 3, b: 4.5}) == 7.5
+    np.testing.assert_array_equal(sess.run(adder_node, {a: [1, 3], b: [2, 4]}), [3.0, 7.0])
+    assert sess.run(adder_node * 3., {a: 3, b: 4.5}) == 22.5
+    W = tf.Variable([.3], dtype=tf.float32)
+    b = tf.Variable([-.3], dtype=tf.float32)
+    x = tf.placeholder(tf.float32)
+    linear_model = W * x + b
+    init = tf.global_variables_initializer()
+    sess.run(init)
+    np.testing.assert_allclose(sess.run(linear_model, {x: [1, 2, 3, 4]}), [0, 0.3, 0.6, 0.9],
+                               rtol=1e-6)
+    y = tf.placeholder(tf.float32)
+    loss = tf.reduce_sum(tf.square(linear_model - y))
+    data = {x: [1, 2, 3, 4], y: [0, -1, -2, -3]}
+    np.testing.assert_allclose(sess.run(loss, data), 23.66, rtol=1e-6)
+    sess.run([tf.assign(W, [-1.]), tf.assign(b, [1.])])
+    assert sess.run(loss, data) == 0.0
+    train = tf.train.GradientDescentOptimizer(0.01).minimize(loss)
+    sess.run(init)
+    for _ in range(1000):
+        sess.run(train, data)
+    curr_W, curr_b, curr_loss = sess.run([W, b, loss], data)
+    # the guide: "W: [-0.9999969] b: [ 0.99999082] loss: 5.69997e-11"
+    assert curr_W.dtype == np.float32 and curr_W.shape == (1,)
+    np.testing.assert_allclose([curr_W[0], curr_b[0]], [-0.9999969, 0.99999082], rtol=1e-7)
+    np.testing.assert_allclose(curr_loss, 5.69997e-11, rtol=1e-4)
+    with pytest.raises(TypeError, match=r"assign writes into a Variable, but got"):
+        tf.assign(x, [1.0])

@@ -8,8 +8,9 @@ from .function import ConcreteFunction, Function, TensorSpec, function
 from .control_flow import cond, while_loop
 from .session import ConfigProto, InteractiveSession, Session
 from .shapes import TensorShape
-from .variables import (global_variables, global_variables_initializer,
-                        initialize_all_variables, trainable_variables, variables_initializer)
+from .variables import (assign, assign_add, assign_sub, global_variables,
+                        global_variables_initializer, initialize_all_variables,
+                        trainable_variables, variables_initializer)
 
 __all__ = ["Graph", "Operation", "SymbolicTensor", "TensorShape", "constant",
            "control_dependencies", "disable_eager_execution", "enable_eager_execution",
@@ -17,4 +18,5 @@ __all__ = ["Graph", "Operation", "SymbolicTensor", "TensorShape", "constant",
            "placeholder", "reset_default_graph", "gradients", "ConfigProto",
            "InteractiveSession", "Session", "global_variables", "global_variables_initializer",
            "initialize_all_variables", "trainable_variables", "variables_initializer",
-           "function", "Function", "ConcreteFunction", "TensorSpec", "cond", "while_loop"]
+           "function", "Function", "ConcreteFunction", "TensorSpec", "cond", "while_loop",
+           "assign", "assign_add", "assign_sub"]

@@ -86,6 +86,26 @@ class GraphVariable(SymbolicTensor, _variable.Variable):
 _variable._graph_variable_class = GraphVariable
 
 
+
+def assign(ref, value, name=None):
+    """``tf.assign(ref, value)``: ``ref.assign(value)`` written as a function (TF1)."""
+    return _check_variable(ref, "assign").assign(value, name=name)
+
+
+def assign_add(ref, value, name=None):
+    return _check_variable(ref, "assign_add").assign_add(value, name=name)
+
+
+def assign_sub(ref, value, name=None):
+    return _check_variable(ref, "assign_sub").assign_sub(value, name=name)
+
+
+def _check_variable(ref, what):
+    if not isinstance(ref, _variable.Variable):
+        raise TypeError(f"{what} writes into a Variable, but got {type(ref).__name__} "
+                        f"{ref!r}. Make it with eg.Variable(...).")
+    return ref
+
 def global_variables(scope=None):
     """Every variable of the default graph, in creation order."""
     return get_default_graph().get_collection(GLOBAL_VARIABLES, scope)
