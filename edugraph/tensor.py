@@ -29,6 +29,25 @@ def as_dtype(dtype):
                         "eg.bool (or their names, e.g. 'float32').") from None
 
 
+class _Size(int):
+    """An element count that PyTorch code may call: ``x.size()`` is the shape, ``x.size(dim)``
+    the size of one dimension."""
+
+    def __new__(cls, count, shape):
+        size = super().__new__(cls, count)
+        size.shape = tuple(shape)
+        return size
+
+    def __call__(self, dim=None):
+        if dim is None:
+            return self.shape
+        n = len(self.shape)
+        if not -n <= dim < n:
+            raise IndexError(f"size({dim}): a tensor of shape {self.shape} has dimensions "
+                             f"{-n}..{n - 1}.")
+        return self.shape[dim]
+
+
 def _infer_dtype(data):
     """numpy data keeps its dtype; Python floats become float32 and ints int64 (like PyTorch)."""
     if hasattr(data, "dtype"):
@@ -83,7 +102,9 @@ class Tensor:
 
     @property
     def size(self):
-        return self._value.size
+        """numpy's element count, ``x.size``; called, PyTorch's ``x.size()`` (the shape) and
+        ``x.size(0)`` (one dimension: ``total += labels.size(0)``)."""
+        return _Size(self._value.size, self._value.shape)
 
     @property
     def T(self):
@@ -105,7 +126,7 @@ class Tensor:
         return self.ndim
 
     def numel(self):
-        return self.size
+        return self._value.size
 
     # ------------------------------------------------------------------ getting values out
     def numpy(self):

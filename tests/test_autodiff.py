@@ -290,6 +290,23 @@ def test_repr_shows_value_device_and_grad_fn(device):
     assert "dtype=float64" in repr(on(device, 1.0, dtype=eg.float64))
 
 
+def test_size_is_numpys_count_and_pytorchs_method():
+    """numpy's ``x.size`` and PyTorch's ``x.size()`` / ``labels.size(0)`` (the CIFAR tutorial's
+    ``total += labels.size(0)``) on the same attribute, compared with both."""
+    torch = pytest.importorskip("torch")
+    values = np.zeros((3, 2))
+    ours, theirs = eg.tensor(values), torch.tensor(values)
+    assert ours.size == values.size == 6 and ours.numel() == theirs.numel()
+    assert ours.size() == tuple(theirs.size()) == (3, 2)
+    assert [ours.size(d) for d in (0, 1, -1, -2)] == [theirs.size(d) for d in (0, 1, -1, -2)]
+    total = 0
+    total += ours.size(0)
+    assert total == 3 and type(ours.size + 1) is int
+    with pytest.raises(IndexError, match=r"size\(2\): a tensor of shape \(3, 2\) has "
+                       r"dimensions -2\.\.1"):
+        ours.size(2)
+
+
 STEPS = [   # binary steps for generated graphs; tanh keeps values bounded
     lambda a, b: eg.tanh(a + b),
     lambda a, b: eg.tanh(a - b * 2),
