@@ -407,7 +407,11 @@ class Tensor:
 
     def transpose(self, dim0=-2, dim1=-1):
         """Swap two dimensions (PyTorch's meaning; ``eg.transpose(x, perm)`` is TF's)."""
-        perm = list(range(self.ndim))
+        n = self.ndim
+        if not all(isinstance(d, (int, np.integer)) and -n <= d < n for d in (dim0, dim1)):
+            raise ShapeError(f"transpose({dim0}, {dim1}) swaps two dimensions, but a tensor of "
+                             f"shape {tuple(self.shape)} has dimensions {-n}..{n - 1}.")
+        perm = list(range(n))
         perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
         return _ops.shape.transpose(self, perm)
 

@@ -159,6 +159,9 @@ def test_more_shape_op_messages(device):
         eg.transpose(x, (0, 0))
     with pytest.raises(ShapeError, match=r"transpose\(perm=\(1, 2\)\)"):
         x.permute(1, 2)
+    with pytest.raises(ShapeError, match=r"^transpose\(0, 2\) swaps two dimensions, but a "
+                       r"tensor of shape \(2, 3\) has dimensions -2\.\.1"):
+        x.transpose(0, 2)                       # (PyTorch's: was a raw IndexError)
     with pytest.raises(ShapeError, match=r"squeeze\(axis=0\): axis 0 of a tensor of shape "
                        r"\(2, 3\) has size 2, and squeeze removes only axes of size 1"):
         eg.squeeze(x, 0)
