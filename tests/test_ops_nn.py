@@ -191,3 +191,54 @@ def test_dropout_draws_the_same_mask_in_graphs_and_eagerly():
         y = eg.nn.dropout(x, rate=0.5, seed=5)
         with eg.Session() as sess:
             np.testing.assert_array_equal(sess.run(y, {x: data}), eager)
+
+
+def test_dropout_keep_prob_fed_through_a_placeholder_as_in_tf1():
+    """TF1's "Deep MNIST" pattern: ``tf.nn.dropout(h, keep_prob=keep_prob)`` with keep_prob a
+    placeholder fed 0.5 to train and 1.0 to test (a tensor rate was refused with a message
+    about Python ``if``)."""
+    data = np.ones((40, 50), dtype=np.float32)
+    with eg.Graph().as_default():
+        h = eg.placeholder(eg.float32, [None, 50])
+        keep_prob = eg.placeholder(eg.float32)
+        dropped = eg.nn.dropout(h, keep_prob=keep_prob, seed=2)
+        (grad,) = eg.gradients(eg.reduce_sum(dropped), h)
+        with eg.Session() as sess:
+            train, train_grad = sess.run([dropped, grad], {h: data, keep_prob: 0.5})
+            test = sess.run(dropped, {h: data, keep_prob: 1.0})
+            with pytest.raises(eg.errors.InvalidArgumentError, match=r"dropout: the rate must "
+                               r"be a number in \[0, 1\) \(a keep_prob in \(0, 1\]\)"):
+                sess.run(dropped, {h: data, keep_prob: 0.0})
+    assert set(np.unique(train)) == {0.0, 2.0} and abs((train == 0).mean() - 0.5) < 0.05
+    np.testing.assert_array_equal(train_grad, train)        # d(sum)/dh is the mask itself
+    np.testing.assert_array_equal(test, data)
+    x = eg.tensor(np.ones((100, 100)))                      # eagerly too (float64 data)
+    assert abs((eg.nn.dropout(x, keep_prob=0.8, seed=1).numpy() == 0).mean() - 0.2) < 0.02
+    assert abs((eg.nn.dropout(x, eg.tensor(0.3), seed=1).numpy() == 0).mean() - 0.3) < 0.02
+    with pytest.raises(ValueError, match=r"rate must be in \[0, 1\), got 1 \(keep_prob 0\)"):
+        eg.nn.dropout(x, keep_prob=0)
+
+
+def test_windows_that_do_not_fit_and_images_without_channels_are_named(device):
+    images = on(device, np.ones((1, 8, 8, 1)))
+    with pytest.raises(eg.errors.ShapeError, match=r"^conv2d: a 9x9 window does not fit an "
+                       r"input of height and width 8x8 .* with padding 'valid'"):
+        eg.nn.conv2d(images, on(device, np.ones((9, 9, 1, 2))))     # (was a reshape error)
+    with pytest.raises(eg.errors.ShapeError, match=r"^max_pool2d: a 9x9 window"):
+        eg.nn.max_pool2d(images, 9)
+    assert eg.nn.max_pool2d(images, 9, padding="same").shape == (1, 1, 1, 1)
+    for layer in (eg.layers.Conv2D(2, 3), eg.layers.MaxPooling2D(2)):
+        with pytest.raises(eg.errors.ShapeError, match=r"expects a 4-D NHWC input .* got "
+                           r"shape \(None, 8, 8\)\. Add a channel axis"):
+            layer(on(device, np.ones((4, 8, 8))))                   # (was a failed unpacking)
+
+
+def test_gather_refuses_negative_ids_as_tf_does(device):
+    """numpy's take counts -1 from the end; TF's gather and an embedding lookup refuse it."""
+    table = on(device, np.arange(20.0).reshape(10, 2))
+    for lookup in (lambda ids: eg.gather(table, ids),
+                   lambda ids: eg.layers.Embedding(10, 2)(np.array(ids))):     # (on cpu:0)
+        with pytest.raises(eg.errors.ShapeError, match=r"indices must be integers in \[0, 10\)"):
+            lookup([1, -1])
+        with pytest.raises(eg.errors.ShapeError, match=r"in \[0, 10\)"):
+            lookup([10])

@@ -1,7 +1,7 @@
 """Convolution and pooling layers on NHWC images (batch, height, width, channels), as in Keras."""
 from . import activations
 from ..nn.module import Module, fan_in_shape
-from ..ops.conv import _pair, conv2d, conv_output_size, max_pool2d
+from ..ops.conv import _pair, check_image_shape, conv2d, conv_output_size, max_pool2d
 from ..ops.reduce import reduce_mean
 
 
@@ -23,6 +23,7 @@ class Conv2D(Module):
         self.kernel_regularizer, self.bias_regularizer = kernel_regularizer, bias_regularizer
 
     def build(self, input_shape):
+        check_image_shape(input_shape, f"Conv2D '{self.name}'")
         channels = fan_in_shape(input_shape, f"Conv2D '{self.name}'")
         self.add_weight("kernel", self.kernel_size + (channels, self.filters),
                         self.kernel_initializer, regularizer=self.kernel_regularizer)
@@ -37,6 +38,7 @@ class Conv2D(Module):
         return self.activation(y)
 
     def compute_output_shape(self, input_shape):
+        check_image_shape(input_shape, f"Conv2D '{self.name}'")
         n, h, w, _ = input_shape
         (kh, kw), (sh, sw) = self.kernel_size, self.strides
         return (n, conv_output_size(h, kh, sh, self.padding),
@@ -60,6 +62,7 @@ class MaxPooling2D(Module):
         return max_pool2d(inputs, self.pool_size, self.strides, self.padding)
 
     def compute_output_shape(self, input_shape):
+        check_image_shape(input_shape, f"MaxPooling2D '{self.name}'")
         n, h, w, c = input_shape
         (kh, kw), (sh, sw) = self.pool_size, self.strides
         return (n, conv_output_size(h, kh, sh, self.padding),

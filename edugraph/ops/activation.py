@@ -3,6 +3,7 @@ from .base import Op, apply
 from .math import cast, exp, multiply, to_float
 from .random import RandomOp
 from .reduce import axis_failure, reduce_sum
+from ..tensor import Tensor
 
 
 class Relu(Op):
@@ -103,20 +104,27 @@ class LogSoftmax(AlongAxis):
 
 class DropoutMask(RandomOp):
     """Dropout's random mask, shaped like (and on the device of) its input: each element is 0
-    with probability ``rate``, else 1/(1 − rate). Drawn anew on every run, like any random op."""
+    with probability ``rate``, else 1/(1 − rate). Drawn anew on every run, like any random op.
+    A rate known only when the graph runs (a placeholder) is a second input."""
 
     name = "dropout_mask"
 
     def __init__(self, rate, seed):
         self.rate, self.seed, self._own = rate, seed, None
 
-    def forward(self, xp, x):
-        keep = 1 - self.rate
+    def forward(self, xp, x, *fed_rate):
+        keep = 1 - (float(fed_rate[0]) if fed_rate else self.rate)
+        if not 0 < keep <= 1:
+            raise ValueError("dropout rate out of range")
         return (self.rng(xp).random(x.shape) < keep).astype(x.dtype) / keep
 
-    def static_shape(self, x):
+    def static_shape(self, x, *fed_rate):
         """Shaped like x (graphs ask this instead of a trial run, which would use up draws)."""
         return x.shape, x.dtype
+
+    def explain_failure(self, shapes):
+        return ("dropout: the rate must be a number in [0, 1) (a keep_prob in (0, 1]); check "
+                "the value fed for it.")
 
 
 def relu(x, name=None):
@@ -149,12 +157,22 @@ def log_softmax(x, axis=-1, name=None):
     return apply(LogSoftmax(axis), to_float(x), name=name)
 
 
-def dropout(x, rate=0.5, training=True, seed=None, name=None):
+def dropout(x, rate=0.5, training=True, seed=None, name=None, keep_prob=None):
     """Zero each element with probability ``rate`` and scale the rest by 1/(1 − rate)
-    ("inverted" dropout, so inference needs no rescaling). Identity when not training."""
+    ("inverted" dropout, so inference needs no rescaling). Identity when not training.
+
+    ``keep_prob`` is TF1's spelling, 1 − rate. TF1's *positional* second argument was
+    keep_prob; here, as in TF2, Keras and PyTorch, it is the rate: write ``keep_prob=`` in TF1
+    code. Either may be a tensor, such as a placeholder fed 0.5 to train and 1.0 to test."""
+    if keep_prob is not None:
+        rate = 1 - keep_prob
+    x = to_float(x)
+    if isinstance(rate, Tensor):                    # known when the graph runs
+        rate = rate if rate.dtype == x.dtype else cast(rate, x.dtype)
+        return multiply(x, apply(DropoutMask(None, seed), x, rate), name=name)
     if not 0 <= rate < 1:
-        raise ValueError(f"dropout rate must be in [0, 1), got {rate}.")
+        raise ValueError(f"dropout rate must be in [0, 1), got {rate}" +
+                         (f" (keep_prob {keep_prob})." if keep_prob is not None else "."))
     if not training or rate == 0:
         return x
-    x = to_float(x)
     return multiply(x, apply(DropoutMask(rate, seed), x), name=name)    # grad · mask

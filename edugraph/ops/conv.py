@@ -115,24 +115,35 @@ def _padding(padding, in_size, kernel_size, strides):
     return tuple(pads)
 
 
-def _check_image(x, what):
-    if not rank_known(x.shape) or len(x.shape) != 4:
+def check_image_shape(shape, what):
+    """4-D NHWC (batch, height, width, channels), or an error that says how to get there."""
+    if not rank_known(shape) or len(shape) != 4:
         raise ShapeError(f"{what} expects a 4-D NHWC input (batch, height, width, channels); "
-                         f"got shape {x.shape}. Add a channel axis with eg.expand_dims(x, -1) "
+                         f"got shape {shape}. Add a channel axis with eg.expand_dims(x, -1) "
                          "or reshape the images (a placeholder: give it a shape, e.g. "
                          "shape=(None, 28, 28, 1)).")
-    if None in x.shape[1:3]:
-        raise ShapeError(f"{what}: the height and width of the input (shape {x.shape}) must be "
-                         "known when the graph is built: the windows are laid out from them. "
-                         "Give the placeholder its image size, e.g. shape=(None, 28, 28, 1).")
 
 
 def extract_patches(x, kernel_size, strides=1, padding="valid", pad_value=0.0, name=None):
     """The sliding windows of NHWC ``x`` as a tensor ``(N, OH, OW, KH, KW, C)``."""
+    return _windows(x, kernel_size, strides, padding, pad_value, "extract_patches", name)
+
+
+def _windows(x, kernel_size, strides, padding, pad_value, what, name=None):
+    """``extract_patches`` for ``what`` (conv2d, max_pool2d...), which its errors name."""
     x = as_tensor(x)
-    _check_image(x, "extract_patches")
+    check_image_shape(x.shape, what)
+    if None in x.shape[1:3]:
+        raise ShapeError(f"{what}: the height and width of the input (shape {x.shape}) must be "
+                         "known when the graph is built: the windows are laid out from them. "
+                         "Give the placeholder its image size, e.g. shape=(None, 28, 28, 1).")
     kernel_size, strides = _pair(kernel_size, "kernel_size"), _pair(strides, "strides")
     pads = _padding(padding, x.shape[1:3], kernel_size, strides)
+    if any(n + sum(pad) < k for n, pad, k in zip(x.shape[1:3], pads, kernel_size)):
+        raise ShapeError(f"{what}: a {kernel_size[0]}x{kernel_size[1]} window does not fit "
+                         f"an input of height and width {x.shape[1]}x{x.shape[2]} (shape "
+                         f"{x.shape}) with padding '{padding}'. Use a smaller window, "
+                         "padding='same', or larger images.")
     return apply(Im2Col(kernel_size, strides, pads, pad_value), x, name=name)
 
 
@@ -143,7 +154,7 @@ def conv2d(input, filters, strides=1, padding="valid", name=None):
     $y_{n,i,j,f} = \sum_{a,b,c} x_{n, i s + a, j s + b, c}\, w_{a,b,c,f}$.
     """
     input, filters = as_tensors((input, filters))
-    _check_image(input, "conv2d")
+    check_image_shape(input.shape, "conv2d")
     if len(filters.shape) != 4:
         raise ShapeError(f"conv2d: filters must be 4-D (height, width, in channels, out "
                          f"channels), got shape {filters.shape}.")
@@ -152,7 +163,7 @@ def conv2d(input, filters, strides=1, padding="valid", name=None):
         raise ShapeError(f"conv2d: the input has {input.shape[-1]} channels (shape "
                          f"{input.shape}) but the filters expect {c_in} (filters shape "
                          f"{filters.shape}, laid out (height, width, in, out)).")
-    patches = extract_patches(input, (kh, kw), strides, padding)
+    patches = _windows(input, (kh, kw), strides, padding, 0.0, "conv2d")
     _, oh, ow = patches.shape[:3]
     # One row per window, one matrix per image: every reshape here only folds the batch axis,
     # so it also works on graph tensors whose batch size is unknown (None).
@@ -164,7 +175,7 @@ def conv2d(input, filters, strides=1, padding="valid", name=None):
 def max_pool2d(input, ksize=2, strides=None, padding="valid", name=None):
     """Largest value in each window (NHWC). Backward routes each window's gradient to its max."""
     strides = ksize if strides is None else strides
-    patches = extract_patches(input, ksize, strides, padding, pad_value=-math.inf)
+    patches = _windows(input, ksize, strides, padding, -math.inf, "max_pool2d")
     return reduce_max(patches, axis=(3, 4), name=name)
 
 

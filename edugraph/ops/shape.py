@@ -237,14 +237,19 @@ class Gather(Op):
         self.axis = axis
 
     def forward(self, xp, params, indices):
+        if indices.size and indices.min() < 0:  # (numpy's take would count from the end)
+            raise IndexError("negative index")
         return xp.take(params, indices, axis=self.axis)
 
     def backward(self, grad, out, params, indices):
         return apply_shaped_like(GatherGrad(self.axis), params, grad, indices), None
 
     def explain_failure(self, shapes):
+        size = shapes[0][self.axis] if len(shapes[0]) > self.axis >= -len(shapes[0]) else None
+        within = f"in [0, {size})" if size is not None else "within the axis"
         return (f"gather along axis {self.axis} from params of shape {shapes[0]} with indices "
-                f"of shape {shapes[1]} failed: indices must be integers within the axis.")
+                f"of shape {shapes[1]} failed: indices must be integers {within}, as in TF "
+                "(no negative ones counting from the end).")
 
 
 class GatherGrad(ShapedLike):
