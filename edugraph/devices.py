@@ -8,7 +8,6 @@ way CuPy's do: numpy refuses to convert them silently and refuses to mix them wi
 A test suite that passes on ``sim:0`` has no hidden host/device copies, so CPU-only CI exercises
 the same code paths a GPU run takes.
 """
-import contextlib
 import re
 import threading
 
@@ -252,10 +251,38 @@ def _parse(spec):
     return kind, int(m["index"] or 0)
 
 
+class Placement:
+    """What ``eg.device(spec)`` returns: a ``with`` scope for ``device``, or the device itself
+    wherever one is asked for."""
+
+    def __init__(self, device):
+        self.device = device
+
+    def __enter__(self):
+        _scope.stack.append(self.device)
+        return self.device
+
+    def __exit__(self, *exc):
+        _scope.stack.pop()
+
+    @property
+    def type(self):
+        """PyTorch's name for the kind: ``'cpu'``, ``'gpu'``..."""
+        return self.device.kind
+
+    def __str__(self):
+        return self.device.name
+
+    def __repr__(self):
+        return f"device('{self.device.name}')"
+
+
 def get_device(spec):
     """``'/cpu:0'``, ``'cpu'``, ``'/gpu:0'``, ``'gpu'``, ``'cuda'``, ``'cuda:1'``, ``'sim'`` or a Device."""
     if isinstance(spec, Device):
         return spec
+    if isinstance(spec, Placement):
+        return spec.device
     key = _parse(spec)
     if key not in _devices:
         _devices[key] = _make(*key)
@@ -280,6 +307,9 @@ class MissingDevice(Device):
 
 
 def is_device_spec(spec):
+    """A Device, what ``eg.device(...)`` returns, or a name such as ``'/gpu:0'``."""
+    if isinstance(spec, (Device, Placement)):
+        return True
     m = isinstance(spec, str) and _SPEC.match(spec.strip())
     return bool(m) and m["kind"].lower() in _ALIASES
 
@@ -301,9 +331,10 @@ def current_device():
     return _scope.stack[-1] if _scope.stack else cpu
 
 
-@contextlib.contextmanager
 def device(spec):
-    """Place tensors and ops created inside on a device, like ``tf.device('/gpu:0')``.
+    """Place tensors and ops created inside on a device, like ``tf.device('/gpu:0')``; also a
+    device to pass on, like PyTorch's ``torch.device('cuda')`` (``x.to(device)``,
+    ``eg.randn(2, 3, device=device)``).
 
     Eagerly (and in traced functions) a missing device is an error at once; in a TF1 graph it
     is recorded, and the Session decides (``ConfigProto(allow_soft_placement=True)``)."""
@@ -314,11 +345,7 @@ def device(spec):
         if graph is None or not getattr(graph, "places_when_run", False):
             raise
         placed = MissingDevice(*_parse(spec), str(error))     # (an unknown name raises here)
-    _scope.stack.append(placed)
-    try:
-        yield _scope.stack[-1]
-    finally:
-        _scope.stack.pop()
+    return Placement(placed)
 
 
 def log_device_placement(enabled=True):

@@ -278,7 +278,7 @@ class Tensor:
     # ------------------------------------------------------------------ devices and dtypes
     def to(self, target):
         """A copy on another device (``'/gpu:0'``, ``'cpu'``...) or with another dtype."""
-        if isinstance(target, _device.Device) or _device.is_device_spec(target):
+        if _device.is_device_spec(target):
             return _ops.shape.copy_to(self, _device.get_device(target))
         try:
             dtype = as_dtype(target)
@@ -363,6 +363,16 @@ class Tensor:
     def clip(self, min=None, max=None): return _ops.math.clip(self, min, max)
     clamp = clip
     def matmul(self, other): return _ops.linalg.matmul(self, other)
+    mm = matmul
+    def clone(self): return _ops.shape.clone(self)
+    def sign(self): return _ops.math.sign(self)
+    def eq(self, other): return _ops.math.equal(self, other)
+    def ne(self, other): return _ops.math.not_equal(self, other)
+    def gt(self, other): return _ops.math.greater(self, other)
+    def ge(self, other): return _ops.math.greater_equal(self, other)
+    def lt(self, other): return _ops.math.less(self, other)
+    def le(self, other): return _ops.math.less_equal(self, other)
+    def masked_fill(self, mask, value): return _ops.math.where(mask, value, self)
     def relu(self): return _ops.activation.relu(self)
     def sigmoid(self): return _ops.activation.sigmoid(self)
     def tanh(self): return _ops.activation.tanh(self)
@@ -414,6 +424,13 @@ class Tensor:
         perm = list(range(n))
         perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
         return _ops.shape.transpose(self, perm)
+
+    def t(self):
+        """PyTorch's transpose of a matrix (a vector stays as it is)."""
+        if self.ndim > 2:
+            raise ShapeError(f"t() transposes a matrix, but this tensor has shape "
+                             f"{tuple(self.shape)}; use x.transpose(dim0, dim1) or x.permute.")
+        return _ops.shape.transpose(self) if self.ndim == 2 else self
 
     def permute(self, *dims):
         return _ops.shape.transpose(self, _sizes(dims))

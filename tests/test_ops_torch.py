@@ -215,3 +215,59 @@ def test_max_elementwise_and_numpy_spellings(device):
     np.testing.assert_array_equal(eg.amax(x, 1, True).numpy(), DISTINCT.max(1, keepdims=True))
     _, predicted = eg.max(x, np.int64(1))
     np.testing.assert_array_equal(predicted.numpy(), DISTINCT.argmax(1))
+
+
+def test_learning_pytorch_with_examples_autograd_loop_as_written(device):
+    """The "Learning PyTorch with Examples" autograd loop in its own spelling: a device and a
+    dtype passed to the factories, ``x.mm(w1).clamp(min=0).mm(w2)``, ``.pow(2).sum()``. The
+    starting weights are copied in, so the losses must agree with PyTorch's."""
+    rng = np.random.default_rng(7)
+    x0, y0 = rng.normal(size=(16, 10)), rng.normal(size=(16, 3))
+    w10, w20 = rng.normal(size=(10, 8)), rng.normal(size=(8, 3))
+    histories = []
+    for lib, where in ((eg, device), (torch, "cpu")):
+        dev, dtype = lib.device(where), lib.float64
+        x, y = lib.zeros(16, 10, device=dev, dtype=dtype), lib.zeros(16, 3, device=dev,
+                                                                    dtype=dtype)
+        w1 = lib.randn(10, 8, device=dev, dtype=dtype, requires_grad=True)
+        w2 = lib.randn(8, 3, device=dev, dtype=dtype, requires_grad=True)
+        with lib.no_grad():             # (the tutorial's values: random; here, the same ones)
+            for t, value in ((x, x0), (y, y0), (w1, w10), (w2, w20)):
+                t -= t - lib.tensor(value, device=dev)
+        losses = []
+        for _ in range(5):
+            y_pred = x.mm(w1).clamp(min=0).mm(w2)
+            loss = (y_pred - y).pow(2).sum()
+            losses.append(loss.item())
+            loss.backward()
+            with lib.no_grad():
+                w1 -= 1e-3 * w1.grad
+                w2 -= 1e-3 * w2.grad
+                w1.grad.zero_()
+                w2.grad.zero_()
+        histories.append(losses)
+        assert str(w1.device).endswith(str(dev)) and w1.dtype == dtype
+    np.testing.assert_allclose(*histories, rtol=1e-12)
+
+
+def test_tensor_methods_with_pytorch_names(device):
+    ours, theirs = eg.tensor(A, device=device, requires_grad=True), torch.tensor(A,
+                                                                                requires_grad=True)
+    results = []
+    for x in (ours, theirs):
+        cloned = x.clone()
+        outs = [x.t(), x.mm(x.t()), cloned, x.sign(), x.masked_fill(x > 0.5, 0.0),
+                x.eq(x[0]), x.ne(0), x.gt(0), x.ge(0), x.lt(0), x.le(0), x[0].t()]
+        (x.t().mm(x) * 2).sum().backward()
+        results.append(outs)
+    for got, want in zip(*results):
+        np.testing.assert_allclose(got.detach().numpy().astype(float),
+                                   want.detach().numpy().astype(float), rtol=1e-12)
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-12)
+    copy = ours.clone()
+    with eg.no_grad():
+        ours += 1.0                     # a clone keeps the values it had (its own array)
+    np.testing.assert_allclose(copy.numpy(), A)
+    with pytest.raises(eg.errors.ShapeError, match=r"t\(\) transposes a matrix, but this "
+                       r"tensor has shape \(2, 1, 3, 4\)"):
+        eg.tensor(BATCH_A).t()

@@ -10,6 +10,7 @@ import numbers
 import numpy as np
 
 from .base import Op, apply, as_tensor
+from .. import devices as _devices
 from ..tensor import as_dtype, float32, int32, tensor
 
 _global_seed = None
@@ -107,16 +108,27 @@ def fill(shape, value, dtype=float32, name=None):
     return apply(Fill(_shape(shape), value, as_dtype(dtype)), name=name)
 
 
-def zeros(shape, *sizes, dtype=float32, name=None):
+def zeros(shape, *sizes, dtype=float32, name=None, device=None, requires_grad=False):
     """``eg.zeros((2, 3))`` or ``eg.zeros([2, 3], eg.float64)`` (TF), ``eg.zeros(2, 3)``
-    (PyTorch)."""
+    (PyTorch, also with its ``device=`` and ``requires_grad=``)."""
     shape, dtype, name = _torch_sizes(shape, sizes, dtype, name)
-    return fill(shape, 0, dtype, name=name)
+    return _made_on(device, requires_grad, lambda: fill(shape, 0, dtype, name=name))
 
 
-def ones(shape, *sizes, dtype=float32, name=None):
+def ones(shape, *sizes, dtype=float32, name=None, device=None, requires_grad=False):
     shape, dtype, name = _torch_sizes(shape, sizes, dtype, name)
-    return fill(shape, 1, dtype, name=name)
+    return _made_on(device, requires_grad, lambda: fill(shape, 1, dtype, name=name))
+
+
+def _made_on(device, requires_grad, make):
+    """``make()`` on ``device`` (PyTorch's argument; else where a device scope says), as a
+    leaf that requires grad if asked."""
+    if device is None:
+        made = make()
+    else:
+        with _devices.device(device):
+            made = make()
+    return made.requires_grad_(requires_grad) if requires_grad else made
 
 
 def _torch_sizes(shape, more, dtype, name):
@@ -143,15 +155,15 @@ def random_uniform(shape, minval=0.0, maxval=1.0, dtype=float32, seed=None, name
     return apply(RandomUniform(_shape(shape), minval, maxval, as_dtype(dtype), seed), name=name)
 
 
-def randn(*shape, dtype=float32, requires_grad=False):
+def randn(*shape, dtype=float32, requires_grad=False, device=None):
     """PyTorch's ``torch.randn(2, 3)``."""
-    return random_normal(shape[0] if len(shape) == 1 and np.ndim(shape[0]) else shape,
-                         dtype=dtype).requires_grad_(requires_grad)
+    shape = shape[0] if len(shape) == 1 and np.ndim(shape[0]) else shape
+    return _made_on(device, requires_grad, lambda: random_normal(shape, dtype=dtype))
 
 
-def rand(*shape, dtype=float32, requires_grad=False):
-    return random_uniform(shape[0] if len(shape) == 1 and np.ndim(shape[0]) else shape,
-                          dtype=dtype).requires_grad_(requires_grad)
+def rand(*shape, dtype=float32, requires_grad=False, device=None):
+    shape = shape[0] if len(shape) == 1 and np.ndim(shape[0]) else shape
+    return _made_on(device, requires_grad, lambda: random_uniform(shape, dtype=dtype))
 
 
 normal, uniform = random_normal, random_uniform      # TF2's tf.random.normal / uniform

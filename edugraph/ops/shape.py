@@ -280,6 +280,19 @@ class Identity(Op):
         return (grad,)
 
 
+class Clone(Op):
+    """PyTorch's ``x.clone()``: the same values in a new array (later in-place changes to x
+    leave it alone); the gradient passes through."""
+
+    name = "clone"
+
+    def forward(self, xp, x):
+        return x.copy()
+
+    def backward(self, grad, out, x):
+        return (grad,)
+
+
 class StopGradient(Op):
     """The same values, with no gradient behind them (``tf.stop_gradient``, ``x.detach()``)."""
 
@@ -447,6 +460,10 @@ def copy_to(x, device, name=None):
 
 def identity(x, name=None):
     return apply(Identity(), x, name=name)
+
+
+def clone(x, name=None):
+    return apply(Clone(), x, name=name)
 
 
 def stop_gradient(x, name=None):
