@@ -12,6 +12,7 @@ from .devices import (Device, current_device, device, get_device, gpu_available,
                       log_device_placement)
 from .ops import random
 from .ops.activation import dropout, leaky_relu, log_softmax, relu, sigmoid, softmax, tanh
+from .ops.base import accepting_torch_dims as _accepting_torch_dims
 from .ops.linalg import matmul
 from .ops.math import (abs, add, add_n, cast, clip, clip_by_value, divide, equal, exp,
                        floordiv, floormod, greater, greater_equal, less, less_equal, log,
@@ -25,8 +26,8 @@ from .ops.reduce import (argmax, argmin, logsumexp, reduce_all, reduce_any, redu
 from .ops.shape import (broadcast_to, cat, concat, copy_to, expand_dims, gather, identity,
                         one_hot, permute, reshape, squeeze, stack, stop_gradient, transpose,
                         unsqueeze)
-from .tensor import (Tensor, as_dtype, bool_, float16, float32, float64, int8, int16, int32,
-                     int64, tensor, uint8)
+from .tensor import (Tensor, as_dtype, bool_, float16, float32, float64, from_numpy, int8,
+                     int16, int32, int64, tensor, uint8)
 from .variable import Variable
 from .view import GraphView, graph_view
 
@@ -48,6 +49,12 @@ mul, sub, div, neg = multiply, subtract, divide, negative
 mod, floor_divide, remainder = floormod, floordiv, floormod  # tf.mod; PyTorch's names
 
 arange = range  # noqa: A001  (torch.arange)
+clamp, full = clip, fill        # torch.clamp(x, min=0), torch.full((2, 3), 0.5)
+# PyTorch's keywords too, where PyTorch has the function: eg.sum(x, dim=1), eg.cat(xs, dim=1)
+(sum, mean, amax, amin, cat, stack, squeeze, unsqueeze, argmax, argmin, softmax, log_softmax,
+ logsumexp) = (_accepting_torch_dims(f) for f in (  # noqa: A001
+    sum, mean, amax, amin, cat, stack, squeeze, unsqueeze, argmax, argmin, softmax, log_softmax,
+    logsumexp))
 test = _SimpleNamespace(is_gpu_available=gpu_available)     # tf.test.is_gpu_available()
 # TF 1.x's eager preview, as on the slides: @tf.contrib.eager.defun became @tf.function
 contrib = _SimpleNamespace(eager=_SimpleNamespace(defun=function, Variable=Variable))

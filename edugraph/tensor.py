@@ -494,6 +494,16 @@ def tensor(data, dtype=None, device=None, requires_grad=False, name=None):
     return Tensor(dev.put(host), dev).requires_grad_(requires_grad)
 
 
+def from_numpy(array):
+    """PyTorch's ``torch.from_numpy``: a CPU tensor that *shares* ``array``'s memory (a change
+    to one shows in the other); ``eg.tensor`` copies."""
+    if not isinstance(array, np.ndarray) or array.dtype.kind not in "biuf":
+        raise TypeError(f"from_numpy needs a numeric numpy array, got {type(array).__name__}"
+                        + (f" of dtype {array.dtype}" if hasattr(array, "dtype") else "") +
+                        ". Use eg.tensor(data) for lists and numbers.")
+    return Tensor(array, _device.cpu)
+
+
 def _not_numbers(data, error):
     """The error for data that is not a rectangular block of numbers."""
     shown = repr(data)

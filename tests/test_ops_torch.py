@@ -271,3 +271,27 @@ def test_tensor_methods_with_pytorch_names(device):
     with pytest.raises(eg.errors.ShapeError, match=r"t\(\) transposes a matrix, but this "
                        r"tensor has shape \(2, 1, 3, 4\)"):
         eg.tensor(BATCH_A).t()
+
+
+def test_pytorch_function_spellings_with_dim_keywords():
+    x, t = eg.tensor(DISTINCT), torch.tensor(DISTINCT)
+    pairs = [(eg.sum(x, dim=1, keepdim=True), torch.sum(t, dim=1, keepdim=True)),
+             (eg.mean(x, dim=0), torch.mean(t, dim=0)),
+             (eg.cat([x, x], dim=1), torch.cat([t, t], dim=1)),
+             (eg.stack([x, x], dim=2), torch.stack([t, t], dim=2)),
+             (eg.argmax(x, dim=1), torch.argmax(t, dim=1)),
+             (eg.softmax(x, dim=0), torch.softmax(t, dim=0)),
+             (eg.logsumexp(x, dim=1), torch.logsumexp(t, dim=1)),
+             (eg.amax(x, dim=-1, keepdim=True), torch.amax(t, dim=-1, keepdim=True)),
+             (eg.unsqueeze(x, dim=0), torch.unsqueeze(t, dim=0)),
+             (eg.clamp(x, min=0), torch.clamp(t, min=0)),
+             (eg.full((2, 3), 0.5), torch.full((2, 3), 0.5))]
+    for ours, theirs in pairs:
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)
+    assert eg.sum(x, axis=1).shape == (3,)                  # TF's keywords still work
+    array = np.zeros(3)
+    shared = eg.from_numpy(array)
+    array[0] = 5.0                                          # shares memory, as in PyTorch
+    assert shared.numpy()[0] == 5.0 and torch.from_numpy(array)[0] == 5.0
+    with pytest.raises(TypeError, match="from_numpy needs a numeric numpy array, got list"):
+        eg.from_numpy([1.0])

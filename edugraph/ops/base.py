@@ -9,6 +9,8 @@
 
 ``apply`` is the single entry point that executes an op eagerly or adds it to a graph.
 """
+import functools
+
 import numpy as np
 
 from ..context import state, _sequence
@@ -273,6 +275,19 @@ def broadcast_like(x, like):
     if None in shape:                   # every reduction's backward)
         return apply(BroadcastLike(), x, like)
     return x if x.shape == shape else apply(BroadcastLike(tuple(shape)), x)
+
+
+def accepting_torch_dims(fn):
+    """``fn`` (TF's ``axis=`` and ``keepdims=``) that also takes PyTorch's ``dim=`` and
+    ``keepdim=``: ``eg.sum(x, dim=1, keepdim=True)``, ``eg.cat([a, b], dim=1)``."""
+    @functools.wraps(fn)
+    def with_torch_dims(*args, dim=None, keepdim=None, **kwargs):
+        if dim is not None:
+            kwargs["axis"] = dim
+        if keepdim is not None:
+            kwargs["keepdims"] = keepdim
+        return fn(*args, **kwargs)
+    return with_torch_dims
 
 
 def rank_known(shape):
