@@ -42,7 +42,7 @@ def _seed(output, grad, implicit_sum=False):
     """The gradient that starts the walk; ``implicit_sum``: a non-scalar output's is all ones
     (TF tapes differentiate the sum of the target; PyTorch's backward asks for it)."""
     if grad is None:
-        if output.size != 1 and not implicit_sum:
+        if output._value.size != 1 and not implicit_sum:
             raise GradientError(
                 f"backward() on a tensor of shape {output.shape} needs a gradient of the same "
                 "shape: only a scalar has an implicit gradient of 1. Reduce it first "
