@@ -366,12 +366,7 @@ class Tensor:
     mm = matmul
     def clone(self): return _ops.shape.clone(self)
     def sign(self): return _ops.math.sign(self)
-    def eq(self, other): return _ops.math.equal(self, other)
-    def ne(self, other): return _ops.math.not_equal(self, other)
-    def gt(self, other): return _ops.math.greater(self, other)
-    def ge(self, other): return _ops.math.greater_equal(self, other)
-    def lt(self, other): return _ops.math.less(self, other)
-    def le(self, other): return _ops.math.less_equal(self, other)
+    eq, ne, gt, ge, lt, le = __eq__, __ne__, __gt__, __ge__, __lt__, __le__
     def masked_fill(self, mask, value): return _ops.math.where(mask, value, self)
     def relu(self): return _ops.activation.relu(self)
     def sigmoid(self): return _ops.activation.sigmoid(self)

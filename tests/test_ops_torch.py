@@ -132,33 +132,6 @@ def test_clip_gradients_match_pytorch_also_for_crossed_bounds(device, low, high)
         np.testing.assert_array_equal(g, t.grad.numpy(), err_msg=f"graph: {name}")
 
 
-def test_manual_sgd_loop_matches_pytorch():
-    """The loop from PyTorch's own tutorial, line by line: in-place updates under no_grad,
-    gradients zeroed in place."""
-    rng = np.random.default_rng(3)
-    x0, y0 = rng.normal(size=(16, 5)), rng.normal(size=(16, 2))
-    w10, w20 = rng.normal(size=(5, 8)) * 0.3, rng.normal(size=(8, 2)) * 0.3
-    histories = []
-    for lib, make in ((eg, eg.tensor), (torch, torch.tensor)):
-        x, y = make(x0), make(y0)
-        w1, w2 = make(w10, requires_grad=True), make(w20, requires_grad=True)
-        losses = []
-        for _ in range(5):
-            loss = ((x @ w1).clamp(min=0) @ w2 - y).pow(2).sum()
-            loss.backward()
-            with lib.no_grad():
-                w1 -= 1e-3 * w1.grad
-                w2 -= 1e-3 * w2.grad
-                w1.grad.zero_()
-                w2.grad.zero_()
-            losses.append(loss.item())
-        histories.append((losses, w1.detach().numpy(), w2.detach().numpy()))
-    (ours, ow1, ow2), (theirs, tw1, tw2) = histories
-    np.testing.assert_allclose(ours, theirs, rtol=1e-12)
-    np.testing.assert_allclose(ow1, tw1, rtol=1e-12)
-    np.testing.assert_allclose(ow2, tw2, rtol=1e-12)
-
-
 def test_second_derivatives_match_pytorch():
     x0 = np.array([0.3, -1.2, 2.0])
     x = eg.tensor(x0, requires_grad=True)
@@ -217,10 +190,16 @@ def test_max_elementwise_and_numpy_spellings(device):
     np.testing.assert_array_equal(predicted.numpy(), DISTINCT.argmax(1))
 
 
-def test_learning_pytorch_with_examples_autograd_loop_as_written(device):
-    """The "Learning PyTorch with Examples" autograd loop in its own spelling: a device and a
-    dtype passed to the factories, ``x.mm(w1).clamp(min=0).mm(w2)``, ``.pow(2).sum()``. The
-    starting weights are copied in, so the losses must agree with PyTorch's."""
+FORWARDS = {"operators": lambda x, w1, w2: (x @ w1).clamp(min=0) @ w2,
+            "methods": lambda x, w1, w2: x.mm(w1).clamp(min=0).mm(w2)}
+
+
+@pytest.mark.parametrize("spelling", FORWARDS)
+def test_learning_pytorch_with_examples_autograd_loop_as_written(device, spelling):
+    """The autograd loop of PyTorch's "Learning PyTorch with Examples", line by line: a device
+    and a dtype passed to the factories, ``x.mm(w1).clamp(min=0).mm(w2)``, in-place updates
+    under no_grad, gradients zeroed in place. The starting values are copied in, so the
+    losses and weights must agree with PyTorch's."""
     rng = np.random.default_rng(7)
     x0, y0 = rng.normal(size=(16, 10)), rng.normal(size=(16, 3))
     w10, w20 = rng.normal(size=(10, 8)), rng.normal(size=(8, 3))
@@ -236,7 +215,7 @@ def test_learning_pytorch_with_examples_autograd_loop_as_written(device):
                 t -= t - lib.tensor(value, device=dev)
         losses = []
         for _ in range(5):
-            y_pred = x.mm(w1).clamp(min=0).mm(w2)
+            y_pred = FORWARDS[spelling](x, w1, w2)
             loss = (y_pred - y).pow(2).sum()
             losses.append(loss.item())
             loss.backward()
@@ -245,9 +224,10 @@ def test_learning_pytorch_with_examples_autograd_loop_as_written(device):
                 w2 -= 1e-3 * w2.grad
                 w1.grad.zero_()
                 w2.grad.zero_()
-        histories.append(losses)
+        histories.append((losses, w1.detach().cpu().numpy(), w2.detach().cpu().numpy()))
         assert str(w1.device).endswith(str(dev)) and w1.dtype == dtype
-    np.testing.assert_allclose(*histories, rtol=1e-12)
+    for ours, theirs in zip(*histories):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12)
 
 
 def test_tensor_methods_with_pytorch_names(device):
