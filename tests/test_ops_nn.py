@@ -215,6 +215,7 @@ def test_dropout_keep_prob_fed_through_a_placeholder_as_in_tf1():
     x = eg.tensor(np.ones((100, 100)))                      # eagerly too (float64 data)
     assert abs((eg.nn.dropout(x, keep_prob=0.8, seed=1).numpy() == 0).mean() - 0.2) < 0.02
     assert abs((eg.nn.dropout(x, eg.tensor(0.3), seed=1).numpy() == 0).mean() - 0.3) < 0.02
+    assert eg.nn.dropout(x, eg.tensor(0.3), training=False) is x
     with pytest.raises(ValueError, match=r"rate must be in \[0, 1\), got 1 \(keep_prob 0\)"):
         eg.nn.dropout(x, keep_prob=0)
 

@@ -86,7 +86,6 @@ class GraphVariable(SymbolicTensor, _variable.Variable):
 _variable._graph_variable_class = GraphVariable
 
 
-
 def assign(ref, value, name=None):
     """``tf.assign(ref, value)``: ``ref.assign(value)`` written as a function (TF1)."""
     return _check_variable(ref, "assign").assign(value, name=name)
@@ -105,6 +104,7 @@ def _check_variable(ref, what):
         raise TypeError(f"{what} writes into a Variable, but got {type(ref).__name__} "
                         f"{ref!r}. Make it with eg.Variable(...).")
     return ref
+
 
 def global_variables(scope=None):
     """Every variable of the default graph, in creation order."""

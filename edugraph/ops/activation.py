@@ -166,13 +166,14 @@ def dropout(x, rate=0.5, training=True, seed=None, name=None, keep_prob=None):
     code. Either may be a tensor, such as a placeholder fed 0.5 to train and 1.0 to test."""
     if keep_prob is not None:
         rate = 1 - keep_prob
-    x = to_float(x)
-    if isinstance(rate, Tensor):                    # known when the graph runs
-        rate = rate if rate.dtype == x.dtype else cast(rate, x.dtype)
-        return multiply(x, apply(DropoutMask(None, seed), x, rate), name=name)
-    if not 0 <= rate < 1:
+    fed = isinstance(rate, Tensor)                  # a rate known when the graph runs
+    if not fed and not 0 <= rate < 1:
         raise ValueError(f"dropout rate must be in [0, 1), got {rate}" +
                          (f" (keep_prob {keep_prob})." if keep_prob is not None else "."))
-    if not training or rate == 0:
+    if not training or (not fed and rate == 0):
         return x
+    x = to_float(x)
+    if fed:
+        rate = rate if rate.dtype == x.dtype else cast(rate, x.dtype)
+        return multiply(x, apply(DropoutMask(None, seed), x, rate), name=name)
     return multiply(x, apply(DropoutMask(rate, seed), x), name=name)    # grad · mask
