@@ -479,9 +479,9 @@ def tensor(data, dtype=None, device=None, requires_grad=False, name=None):
         host = data.get()
     else:
         host = data
-    if not hasattr(host, "dtype"):      # numbers and (nested) lists: checked first, or None
-        _numbers_kind(host)             # and "1" would become nan and 1.0 with a dtype given
-    dtype = as_dtype(dtype) if dtype is not None else _infer_dtype(host)
+    # inferred (and so checked) even when a dtype is given: None and "1" would become nan, 1.0
+    inferred = _infer_dtype(host)
+    dtype = as_dtype(dtype) if dtype is not None else inferred
     try:
         host = np.array(host, dtype=dtype)      # always a copy: the tensor owns its values
     except (ValueError, TypeError) as e:        # (text in a numpy array, to a number dtype)
