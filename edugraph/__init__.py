@@ -12,7 +12,8 @@ from .devices import (Device, current_device, device, get_device, gpu_available,
                       log_device_placement)
 from .ops import random
 from .ops.activation import dropout, leaky_relu, log_softmax, relu, sigmoid, softmax, tanh
-from .ops.base import accepting_torch_dims as _accepting_torch_dims
+from .ops.base import (accepting_tf1_keywords as _accepting_tf1_keywords,
+                       accepting_torch_dims as _accepting_torch_dims)
 from .ops.linalg import matmul
 from .ops.math import (abs, add, add_n, cast, clip, clip_by_value, divide, equal, exp,
                        floordiv, floormod, greater, greater_equal, less, less_equal, log,
@@ -22,7 +23,8 @@ from .ops.printing import print_ as print  # noqa: A001  (tf.print: prints when 
 from .ops.random import (fill, manual_seed, ones, ones_like, rand, randn, random_normal,
                          random_uniform, range_ as range, zeros, zeros_like)  # noqa: A001
 from .ops.reduce import (argmax, argmin, logsumexp, reduce_all, reduce_any, reduce_logsumexp,
-                         reduce_max, reduce_mean, reduce_min, reduce_sum, torch_max, torch_min)
+                         reduce_max, reduce_mean, reduce_min, reduce_std, reduce_sum,
+                         reduce_variance, std, torch_max, torch_min, var)
 from .ops.shape import (broadcast_to, cat, concat, copy_to, expand_dims, gather, identity,
                         one_hot, permute, reshape, squeeze, stack, stop_gradient, transpose,
                         unsqueeze)
@@ -50,11 +52,24 @@ mod, floor_divide, remainder = floormod, floordiv, floormod  # tf.mod; PyTorch's
 
 arange = range  # noqa: A001  (torch.arange)
 clamp, full = clip, fill        # torch.clamp(x, min=0), torch.full((2, 3), 0.5)
+# TF1's older keywords on TF's names: eg.reduce_sum(p, reduction_indices=[1], keep_dims=True)
+(reduce_sum, reduce_mean, reduce_max, reduce_min, reduce_any, reduce_all, reduce_logsumexp,
+ reduce_variance, reduce_std, squeeze, argmax, argmin) = (_accepting_tf1_keywords(f) for f in (
+    reduce_sum, reduce_mean, reduce_max, reduce_min, reduce_any, reduce_all, reduce_logsumexp,
+    reduce_variance, reduce_std, squeeze, argmax, argmin))
 # PyTorch's keywords too, where PyTorch has the function: eg.sum(x, dim=1), eg.cat(xs, dim=1)
 (sum, mean, amax, amin, cat, stack, squeeze, unsqueeze, argmax, argmin, softmax, log_softmax,
  logsumexp) = (_accepting_torch_dims(f) for f in (  # noqa: A001
     sum, mean, amax, amin, cat, stack, squeeze, unsqueeze, argmax, argmin, softmax, log_softmax,
     logsumexp))
+# tf.math: TF's namespace of the elementwise maths and reductions (tf.math.reduce_std(x))
+math = _SimpleNamespace(**{name: globals()[name] for name in (
+    "abs", "add", "add_n", "argmax", "argmin", "divide", "equal", "exp", "floordiv", "floormod",
+    "greater", "greater_equal", "less", "less_equal", "log", "log_softmax", "logical_and",
+    "logical_not", "logical_or", "maximum", "minimum", "multiply", "negative", "not_equal", "pow",
+    "reduce_all", "reduce_any", "reduce_logsumexp", "reduce_max", "reduce_mean", "reduce_min",
+    "reduce_std", "reduce_sum", "reduce_variance", "sigmoid", "sign", "softmax", "sqrt", "square",
+    "subtract", "tanh")})
 test = _SimpleNamespace(is_gpu_available=gpu_available)     # tf.test.is_gpu_available()
 # TF 1.x's eager preview, as on the slides: @tf.contrib.eager.defun became @tf.function
 contrib = _SimpleNamespace(eager=_SimpleNamespace(defun=function, Variable=Variable))
@@ -62,6 +77,8 @@ contrib = _SimpleNamespace(eager=_SimpleNamespace(defun=function, Variable=Varia
 __version__ = "0.1.0"
 
 # ``from edugraph import *`` must not replace Python's own print, range, sum, max, float...
+# nor a standard module the notebook imported (math, random)
 import builtins as _builtins  # noqa: E402
+import sys as _sys  # noqa: E402
 __all__ = sorted(name for name in dir() if not name.startswith("_") and
-                 not hasattr(_builtins, name))
+                 not hasattr(_builtins, name) and name not in _sys.stdlib_module_names)

@@ -382,6 +382,14 @@ class Tensor:
     def mean(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         return _ops.reduce.reduce_mean(self, _pick(dim, axis), _pick(keepdim, keepdims))
 
+    def var(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
+        """PyTorch's ``x.var``: the sample variance (n − 1) unless ``unbiased=False``."""
+        return _ops.reduce.var(self, dim, unbiased, keepdim, correction=correction)
+
+    def std(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
+        """PyTorch's ``x.std``: the sample standard deviation unless ``unbiased=False``."""
+        return _ops.reduce.std(self, dim, unbiased, keepdim, correction=correction)
+
     def max(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         """PyTorch's ``x.max(dim)``: ``(values, indices)`` along ``dim``; numpy's
         ``x.max(axis=...)``: the values."""

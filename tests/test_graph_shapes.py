@@ -50,6 +50,8 @@ STATIC_CASES = {
     "sum of integers": lambda a, b: eg.reduce_sum(eg.cast(a, eg.int32), axis=0),
     "mean of integers": lambda a, b: eg.reduce_mean(eg.cast(a, eg.int32)),
     "max": lambda a, b: eg.reduce_max(a, axis=-2),
+    "variance": lambda a, b: eg.math.reduce_variance(a, axis=(1, 2)),
+    "std keepdims": lambda a, b: eg.std(b, -1, keepdim=True),
     "argmax": lambda a, b: eg.argmax(a, -1),
     "any": lambda a, b: eg.reduce_any(a > 0, axis=1),
     "logsumexp keepdims": lambda a, b: eg.reduce_logsumexp(a, axis=1, keepdims=True),

@@ -26,6 +26,7 @@ CALLS = [
     (eg.equal, lambda x: (x, 2.0)),
     (eg.reduce_sum, lambda x: (x,)), (eg.reduce_mean, lambda x: (x, 1)),
     (eg.reduce_max, lambda x: (x,)), (eg.reduce_min, lambda x: (x,)),
+    (eg.math.reduce_variance, lambda x: (x, 0)), (eg.math.reduce_std, lambda x: (x,)),
     (eg.logsumexp, lambda x: (x,)), (eg.argmax, lambda x: (x, 1)), (eg.argmin, lambda x: (x,)),
     (eg.reduce_any, lambda x: (x > 2,)), (eg.reduce_all, lambda x: (x > 2,)),
     (eg.reshape, lambda x: (x, (3, 2))), (eg.transpose, lambda x: (x,)),

@@ -13,6 +13,8 @@ REDUCTIONS = {   # name: (edugraph function, numpy reference)
     "reduce_mean": (eg.reduce_mean, np.mean),
     "reduce_max": (eg.reduce_max, np.max),
     "reduce_min": (eg.reduce_min, np.min),
+    "reduce_variance": (eg.math.reduce_variance, np.var),
+    "reduce_std": (eg.math.reduce_std, np.std),
     "logsumexp": (eg.logsumexp,
                   lambda x, axis, keepdims: np.log(np.exp(x).sum(axis=axis, keepdims=keepdims))),
 }
@@ -24,8 +26,9 @@ REDUCTIONS = {   # name: (edugraph function, numpy reference)
 def test_reductions_over_axes(device, name, data, shape_axis, keepdims):
     fn, ref = REDUCTIONS[name]
     shape, axis = shape_axis
-    # distinct values: max/min have a single winner, so they are differentiable there
-    x = data.draw(distinct_arrays(shape) if name in ("reduce_max", "reduce_min")
+    # distinct values: max/min have a single winner, and std is away from 0 (its kink), so
+    # they are differentiable there
+    x = data.draw(distinct_arrays(shape) if name in ("reduce_max", "reduce_min", "reduce_std")
                   else arrays(shape))
     got = fn(eg.tensor(x, device=device), axis, keepdims)
     want = ref(x, axis=axis, keepdims=keepdims)
@@ -46,6 +49,48 @@ def test_method_spellings(device):
     np.testing.assert_allclose(eg.sum(t, 0).numpy(), x.sum(0))
     np.testing.assert_allclose(t.logsumexp(dim=1).numpy(),
                                np.log(np.exp(x).sum(1)), rtol=1e-6)
+
+
+TF1_SPELLINGS = {   # TF1 code as found in tutorials: axes as lists, the old keyword names
+    "axis list": (lambda t: eg.reduce_sum(t, axis=[0, 2]), lambda x: x.sum((0, 2))),
+    "reduction_indices": (lambda t: eg.reduce_mean(t, reduction_indices=[1]),
+                          lambda x: x.mean(1)),
+    "keep_dims": (lambda t: eg.reduce_max(t, 2, keep_dims=True), lambda x: x.max(2, keepdims=True)),
+    "std axis list": (lambda t: eg.math.reduce_std(t, [1]), lambda x: x.std(1)),
+    "moments keep_dims": (lambda t: eg.nn.moments(t, [0, 1], keep_dims=True)[1],
+                          lambda x: x.var((0, 1), keepdims=True)),
+    "squeeze list": (lambda t: eg.squeeze(t[:, :1], [1]), lambda x: x[:, 0]),
+    "squeeze_dims": (lambda t: eg.squeeze(t[:, :1], squeeze_dims=[1]), lambda x: x[:, 0]),
+    "argmax dimension": (lambda t: eg.argmax(t, dimension=1), lambda x: x.argmax(1)),
+}
+
+
+@pytest.mark.parametrize("name", TF1_SPELLINGS)
+def test_tf1_spellings_of_axes(name):
+    """Eagerly and in a Session: the same values."""
+    ours, want = TF1_SPELLINGS[name]
+    x = np.random.default_rng(0).normal(size=(2, 3, 4))
+    np.testing.assert_allclose(ours(eg.tensor(x)).numpy(), want(x))
+    with eg.Graph().as_default():
+        fed = eg.placeholder(eg.float64, (None, 3, 4))
+        out = ours(fed)
+        with eg.Session() as sess:
+            value = sess.run(out, {fed: x})
+    assert out.shape.is_compatible_with(value.shape)
+    np.testing.assert_allclose(value, want(x))
+
+
+def test_tf1_mnist_cross_entropy_as_written():
+    """TF1's "MNIST for ML beginners": cross-entropy with reduction_indices=[1]."""
+    probs = np.array([[0.7, 0.2, 0.1], [0.1, 0.1, 0.8]], dtype=np.float32)
+    labels = np.array([[1.0, 0, 0], [0, 0, 1]], dtype=np.float32)
+    with eg.Graph().as_default():
+        y = eg.placeholder(eg.float32, [None, 3])
+        y_ = eg.placeholder(eg.float32, [None, 3])
+        cross_entropy = eg.reduce_mean(-eg.reduce_sum(y_ * eg.log(y), reduction_indices=[1]))
+        with eg.Session() as sess:
+            value = sess.run(cross_entropy, feed_dict={y: probs, y_: labels})
+    assert value == pytest.approx(-(np.log(0.7) + np.log(0.8)) / 2, rel=1e-6)
 
 
 def test_reduce_max_routes_to_the_winner(device):

@@ -113,10 +113,11 @@ def test_tf_print_in_a_session_prints_when_fetched(capsys):
     assert capsys.readouterr().out == "sum: 3.0\n"
 
 
-def test_star_import_keeps_pythons_builtins():
+def test_star_import_keeps_pythons_builtins_and_standard_modules():
     namespace = {}
-    exec("from edugraph import *", namespace)
+    exec("import math, random\nfrom edugraph import *", namespace)
     assert "print" not in namespace and "range" not in namespace and "sum" not in namespace
+    assert namespace["math"].__name__ == "math" and namespace["random"].__name__ == "random"
     assert namespace["Session"] is eg.Session and namespace["keras"] is eg.keras
 
 
@@ -149,3 +150,47 @@ def test_tf1_eager_preview_defun():
     result = square_sum(2., 3.)
     assert result.numpy() == 25.0
     assert square_sum.get_concrete_function(2., 3.) is not None
+
+
+SLIDE_FEATURES = [[2.0, 1, 3, 2],       # the batch-norm slide: 3 examples (rows), 4 features
+                  [4.0, 1, 0, 4],
+                  [3.0, 1, 3, 0]]
+
+
+def test_batch_norm_and_layer_norm_statistics_of_the_slide():
+    """Batch norm's mean and std per feature (down the columns), layer norm's per example
+    (along the rows), in each framework's spelling; the slide's "Std" divides by n."""
+    x = eg.tensor(SLIDE_FEATURES)
+    mean, variance = eg.nn.moments(x, axes=[0])
+    np.testing.assert_allclose(mean.numpy(), [3.0, 1.0, 2.0, 2.0])
+    np.testing.assert_allclose(eg.sqrt(variance).numpy(), [0.8165, 0.0, 1.4142, 1.6330],
+                               atol=5e-5)
+    np.testing.assert_allclose(eg.math.reduce_std(x, axis=0).numpy(), eg.sqrt(variance).numpy())
+    np.testing.assert_allclose(x.mean(1).numpy(), [2.0, 2.25, 1.75])
+    np.testing.assert_allclose(x.std(1, unbiased=False).numpy(), [0.7071, 1.7854, 1.2990],
+                               atol=5e-5)
+    np.testing.assert_allclose(x.std(1).numpy() ** 2, x.var(1).numpy(), rtol=1e-6)  # n - 1
+    np.testing.assert_allclose(x.var(1).numpy() * 3 / 4, eg.math.reduce_variance(x, 1).numpy(),
+                               rtol=1e-6)
+
+
+def test_tf_nn_batch_normalization_by_hand_is_the_training_layer():
+    """The slide's normalisation written out: moments, then batch_normalization; a
+    BatchNormalization layer in training mode computes the same, gradients included."""
+    rng = np.random.default_rng(3)
+    x = eg.tensor(SLIDE_FEATURES, dtype=eg.float64, requires_grad=True)
+    gamma, beta = rng.normal(size=4), rng.normal(size=4)
+    mean, variance = eg.nn.moments(x, axes=[0])
+    by_hand = eg.nn.batch_normalization(x, mean, variance, offset=beta, scale=gamma,
+                                        variance_epsilon=1e-3)
+    (by_hand * [1.0, 2.0, 3.0, 4.0]).sum().backward()
+    grad_by_hand, x.grad = x.grad.numpy(), None
+    layer = eg.layers.BatchNormalization(dtype="float64")
+    layer.build_for((None, 4))
+    layer.gamma.assign(gamma), layer.beta.assign(beta)
+    by_layer = layer(x, training=True)
+    (by_layer * [1.0, 2.0, 3.0, 4.0]).sum().backward()
+    np.testing.assert_allclose(by_hand.numpy(), by_layer.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(grad_by_hand, x.grad.numpy(), rtol=1e-9, atol=1e-12)
+    # the constant feature (column 1) becomes beta: its spread is 0, epsilon keeps it finite
+    np.testing.assert_allclose(by_hand.numpy()[:, 1], beta[1])

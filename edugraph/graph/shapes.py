@@ -175,7 +175,7 @@ for _cls in (math.Negative, math.Square, math.Sqrt, math.Exp, math.Log, math.Abs
              activation.Tanh, activation.Softmax, activation.LogSoftmax, shape_ops.Identity,
              shape_ops.StopGradient):
     _RULES[_cls] = _same
-for _cls in (reduce.Sum, reduce.Mean, reduce.Max, reduce.Min):
+for _cls in (reduce.Sum, reduce.Mean, reduce.Variance, reduce.Std, reduce.Max, reduce.Min):
     _RULES[_cls] = _reduction
 for _cls in (base.SumToShapeOf, base.BroadcastLike, shape_ops.ReshapeLike, shape_ops.ScatterAdd,
              shape_ops.GatherGrad, conv.Col2Im):

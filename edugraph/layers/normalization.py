@@ -7,21 +7,24 @@ running averages for inference; LayerNormalization takes them over each example'
 it behaves the same in training and inference.
 """
 from ..context import no_grad
+from ..nn.module import Module, fan_in_shape
+from ..ops.math import sqrt
+from ..ops.reduce import moments
+from ..ops.shape import identity, reshape
 
 UPDATE_OPS = "update_ops"       # TF1's tf.GraphKeys.UPDATE_OPS
-from ..nn.module import Module, fan_in_shape
-from ..ops.math import sqrt, square
-from ..ops.reduce import reduce_mean
-from ..ops.shape import reshape
 
 
-def _normalize(x, mean, variance, epsilon, gamma, beta):
-    y = (x - mean) / sqrt(variance + epsilon)
-    if gamma is not None:
-        y = y * gamma
-    if beta is not None:
-        y = y + beta
-    return y
+def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name=None):
+    r"""``tf.nn.batch_normalization``: $\text{scale} \cdot (x - \text{mean}) /
+    \sqrt{\text{variance} + \epsilon} + \text{offset}$ (``offset`` and ``scale`` may be
+    None). The statistics come from the caller: ``eg.nn.moments`` for a batch's."""
+    y = (x - mean) / sqrt(variance + variance_epsilon)
+    if scale is not None:
+        y = y * scale
+    if offset is not None:
+        y = y + offset
+    return y if name is None else identity(y, name=name)
 
 
 class BatchNormalization(Module):
@@ -63,13 +66,12 @@ class BatchNormalization(Module):
         def per_channel(v):     # (C,) → broadcastable against the input
             return v if axis == ndim - 1 or v is None else reshape(v, shape)
         if training:
-            mean = reduce_mean(inputs, reduce_axes, keepdims=True)
-            variance = reduce_mean(square(inputs - mean), reduce_axes, keepdims=True)
+            mean, variance = moments(inputs, reduce_axes, keepdims=True)
             self._update_moving_averages(reshape(mean, (-1,)), reshape(variance, (-1,)))
         else:
             mean, variance = per_channel(self.moving_mean), per_channel(self.moving_variance)
-        return _normalize(inputs, mean, variance, self.epsilon, per_channel(self.gamma),
-                          per_channel(self.beta))
+        return batch_normalization(inputs, mean, variance, per_channel(self.beta),
+                                   per_channel(self.gamma), self.epsilon)
 
     def _update_moving_averages(self, mean, variance):
         m = self.momentum
@@ -112,9 +114,8 @@ class LayerNormalization(Module):
         self.beta = self.add_weight("beta", (features,), self._inits[0]) if self.center else None
 
     def call(self, inputs):
-        mean = reduce_mean(inputs, -1, keepdims=True)
-        variance = reduce_mean(square(inputs - mean), -1, keepdims=True)
-        return _normalize(inputs, mean, variance, self.epsilon, self.gamma, self.beta)
+        mean, variance = moments(inputs, -1, keepdims=True)
+        return batch_normalization(inputs, mean, variance, self.beta, self.gamma, self.epsilon)
 
     def extra_repr(self):
         return f"epsilon={self.epsilon}"

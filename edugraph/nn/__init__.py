@@ -1,7 +1,7 @@
 """Neural-network building blocks, PyTorch and ``tf.nn`` style.
 
-* functions as in ``tf.nn``: ``relu``, ``softmax``, ``conv2d``, ``max_pool2d``,
-  ``sparse_softmax_cross_entropy_with_logits``...;
+* functions as in ``tf.nn``: ``relu``, ``softmax``, ``conv2d``, ``max_pool2d``, ``moments``,
+  ``batch_normalization``, ``sparse_softmax_cross_entropy_with_logits``...;
 * ``Module``, the base class of every layer and model (see ``module.py``);
 * PyTorch's class names, as thin aliases of the Keras layers in ``eg.layers`` (one
   implementation each; they differ only in constructor arguments and in starting in training
@@ -12,11 +12,15 @@
 from ..ops.activation import (  # noqa: F401
     dropout, leaky_relu, log_softmax, relu, sigmoid, softmax, tanh)
 from ..ops.conv import conv2d, extract_patches, max_pool, max_pool2d  # noqa: F401
-from ..ops.reduce import logsumexp  # noqa: F401
+from ..ops.base import accepting_tf1_keywords as _accepting_tf1_keywords
+from ..ops.reduce import logsumexp, moments  # noqa: F401
 from .module import KerasTensor, Module  # noqa: F401
 from .. import layers as _layers
+from ..layers.normalization import batch_normalization  # noqa: F401
 from ..losses import (sigmoid_cross_entropy_with_logits, l2_loss,  # noqa: F401
                       softmax_cross_entropy_with_logits, sparse_softmax_cross_entropy_with_logits)
+
+moments = _accepting_tf1_keywords(moments)      # TF1 spells keepdims keep_dims
 
 
 class Linear(_layers.Dense):

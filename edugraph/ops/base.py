@@ -277,17 +277,32 @@ def broadcast_like(x, like):
     return x if x.shape == shape else apply(BroadcastLike(tuple(shape)), x)
 
 
-def accepting_torch_dims(fn):
-    """``fn`` (TF's ``axis=`` and ``keepdims=``) that also takes PyTorch's ``dim=`` and
-    ``keepdim=``: ``eg.sum(x, dim=1, keepdim=True)``, ``eg.cat([a, b], dim=1)``."""
-    @functools.wraps(fn)
-    def with_torch_dims(*args, dim=None, keepdim=None, **kwargs):
-        if dim is not None:
-            kwargs["axis"] = dim
-        if keepdim is not None:
-            kwargs["keepdims"] = keepdim
-        return fn(*args, **kwargs)
-    return with_torch_dims
+def accepting_aliases(**aliases):
+    """A decorator: the function also takes other frameworks' names for its keywords
+    (``alias="own_name"``); an alias given as None counts as not given."""
+    def decorate(fn):
+        @functools.wraps(fn)
+        def with_aliases(*args, **kwargs):
+            for alias, own in aliases.items():
+                if alias in kwargs:
+                    value = kwargs.pop(alias)
+                    if value is not None:
+                        kwargs[own] = value
+            return fn(*args, **kwargs)
+        return with_aliases
+    return decorate
+
+
+# PyTorch's keywords: eg.sum(x, dim=1, keepdim=True), eg.cat([a, b], dim=1)
+accepting_torch_dims = accepting_aliases(dim="axis", keepdim="keepdims")
+# TF1's older ones: tf.reduce_sum(y_ * tf.log(y), reduction_indices=[1]) (the MNIST tutorial)
+accepting_tf1_keywords = accepting_aliases(reduction_indices="axis", keep_dims="keepdims",
+                                           squeeze_dims="axis", dimension="axis")
+
+
+def axis_argument(axis):
+    """An op's axis argument as numpy takes it: None, an int, or a tuple (TF's lists too)."""
+    return tuple(axis) if isinstance(axis, list) else axis
 
 
 def rank_known(shape):

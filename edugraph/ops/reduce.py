@@ -1,17 +1,18 @@
-"""Reductions over axes: sum, mean, max/min (which *route* the gradient), logsumexp, argmax."""
+"""Reductions over axes: sum, mean, variance and standard deviation, max/min (which *route*
+the gradient), logsumexp, argmax."""
 import collections
 import math
 import numbers
 
-from .base import Op, apply, broadcast_like, rank_known, reduction_axes
-from .math import cast, equal, exp, maximum, minimum, to_float
+from .base import Op, apply, axis_argument, broadcast_like, rank_known, reduction_axes
+from .math import cast, equal, exp, maximum, minimum, to_float, where
 from .shape import expand_dims
 from ..errors import ShapeError
 
 
 class Reduction(Op):
     def __init__(self, axis=None, keepdims=False):
-        self.axis, self.keepdims = axis, keepdims
+        self.axis, self.keepdims = axis_argument(axis), keepdims
 
     def explain_failure(self, shapes):
         return axis_failure(self.name, self.axis, shapes[0])
@@ -65,6 +66,50 @@ class Mean(Reduction):
     def backward(self, grad, out, x):
         # divided before it is spread: the division runs on the (small) reduced shape
         return (self._spread(grad / reduced_count(x, self.axis), x),)
+
+
+class Variance(Reduction):
+    r"""$\frac{1}{n - c}\sum_i (x_i - \bar x)^2$ over the axes: $c = 0$ is the population
+    variance (TF, numpy, batch norm), $c = 1$ the sample variance (PyTorch's default)."""
+
+    name = "var"
+
+    def __init__(self, axis=None, keepdims=False, correction=0):
+        super().__init__(axis, keepdims)
+        self.correction = correction
+
+    def forward(self, xp, x):
+        return xp.asarray(x.var(axis=self.axis, ddof=self.correction, keepdims=self.keepdims))
+
+    def backward(self, grad, out, x):
+        # each element pulls by its distance from the mean (the mean's own pull sums to 0)
+        deviation = x - reduce_mean(x, self.axis, keepdims=True)
+        return (self._spread(grad, x) * deviation * _two_over_dof(x, self.axis, self.correction),)
+
+
+class Std(Variance):
+    """The square root of ``Variance``. Where all values are equal, the spread has no slope
+    (every deviation is 0) and the gradient is 0, as in PyTorch (TF's sqrt of the variance
+    gives NaN there)."""
+
+    name = "std"
+
+    def forward(self, xp, x):
+        return xp.asarray(x.std(axis=self.axis, ddof=self.correction, keepdims=self.keepdims))
+
+    def backward(self, grad, out, x):
+        positive = out > 0
+        grad_variance = where(positive, grad / (2 * where(positive, out, 1.0)), 0.0)
+        return super().backward(grad_variance, out, x)
+
+
+def _two_over_dof(x, axis, correction):
+    """2 / (n - c): a number, or a tensor when a graph knows n only at run time. With no
+    degrees of freedom left the variance is NaN or infinite, and so is its gradient."""
+    dof = reduced_count(x, axis) - correction
+    if isinstance(dof, numbers.Number):
+        return 2 / dof if dof > 0 else math.nan
+    return 2 / dof
 
 
 class Max(Reduction):
@@ -164,6 +209,40 @@ def reduce_sum(x, axis=None, keepdims=False, name=None):
 
 def reduce_mean(x, axis=None, keepdims=False, name=None):
     return apply(Mean(axis, keepdims), to_float(x), name=name)
+
+
+def reduce_variance(x, axis=None, keepdims=False, name=None):
+    """The population variance over ``axis`` (``tf.math.reduce_variance``; divides by n)."""
+    return apply(Variance(axis, keepdims), to_float(x), name=name)
+
+
+def reduce_std(x, axis=None, keepdims=False, name=None):
+    """The population standard deviation (``tf.math.reduce_std``): the batch-norm slide's
+    "Std" row."""
+    return apply(Std(axis, keepdims), to_float(x), name=name)
+
+
+def var(x, dim=None, unbiased=True, keepdim=False, *, correction=None):
+    """PyTorch's ``torch.var`` / ``x.var``: the *sample* variance (divides by n − 1) unless
+    ``unbiased=False`` or ``correction=0``."""
+    return apply(Variance(dim, keepdim, _correction(unbiased, correction)), to_float(x))
+
+
+def std(x, dim=None, unbiased=True, keepdim=False, *, correction=None):
+    """PyTorch's ``torch.std`` / ``x.std``: the sample standard deviation unless
+    ``unbiased=False`` or ``correction=0``."""
+    return apply(Std(dim, keepdim, _correction(unbiased, correction)), to_float(x))
+
+
+def _correction(unbiased, correction):
+    return correction if correction is not None else int(bool(unbiased))
+
+
+def moments(x, axes, shift=None, keepdims=False, name=None):
+    """``tf.nn.moments``: the mean and the population variance over ``axes``, what batch norm
+    normalises with. (``shift`` is accepted and unused, as in TF 2.)"""
+    return (reduce_mean(x, axes, keepdims, name=name and f"{name}_mean"),
+            reduce_variance(x, axes, keepdims, name=name and f"{name}_variance"))
 
 
 def reduce_max(x, axis=None, keepdims=False, name=None):
