@@ -21,7 +21,8 @@ from .ops.math import (abs, add, add_n, cast, clip, clip_by_value, divide, equal
                        not_equal, pow, sign, sqrt, square, subtract, where)
 from .ops.printing import print_ as print  # noqa: A001  (tf.print: prints when it runs)
 from .ops.random import (fill, manual_seed, ones, ones_like, rand, randn, random_normal,
-                         random_uniform, range_ as range, zeros, zeros_like)  # noqa: A001
+                         random_uniform, range_ as range, truncated_normal, zeros,
+                         zeros_like)  # noqa: A001
 from .ops.reduce import (argmax, argmin, logsumexp, reduce_all, reduce_any, reduce_logsumexp,
                          reduce_max, reduce_mean, reduce_min, reduce_std, reduce_sum,
                          reduce_variance, std, torch_max, torch_min, var)

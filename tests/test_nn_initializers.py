@@ -25,6 +25,27 @@ def test_uniform_limits_and_truncation():
     assert np.abs(values).max() <= 2 * stddev
 
 
+def test_truncated_normal_op_as_tf1_initialises_weights(device):
+    """``tf.Variable(tf.truncated_normal(shape, stddev=0.1))``, TF1's Deep MNIST pattern:
+    values within two stddevs of the mean, whose spread is that of a normal cut at ±2σ."""
+    with eg.device(device):
+        values = eg.truncated_normal((200, 100), mean=1.0, stddev=0.1, seed=3)
+    assert values.device.name == device and values.dtype == np.float32
+    values = values.numpy()
+    assert np.abs(values - 1.0).max() <= 0.2
+    assert values.mean() == pytest.approx(1.0, abs=0.002)
+    assert values.std() == pytest.approx(0.1 * 0.8796, rel=0.02)
+    with eg.Graph().as_default():
+        w = eg.Variable(eg.random.truncated_normal([5, 5, 1, 32], stddev=0.1, seed=1))
+        firsts = []
+        for _ in range(2):              # seeded: each Session starts the same stream
+            with eg.Session() as sess:
+                sess.run(eg.global_variables_initializer())
+                firsts.append(sess.run(w))
+    np.testing.assert_array_equal(*firsts)
+    assert np.abs(firsts[0]).max() <= 0.2 and firsts[0].std() > 0.05
+
+
 def test_conv_kernels_count_the_receptive_field():
     assert init.compute_fans((3, 3, 16, 32)) == (144, 288)
     values = init.he_normal()((3, 3, 16, 32)).numpy()

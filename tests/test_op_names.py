@@ -43,7 +43,7 @@ CALLS = [
     (eg.fill, lambda x: ((2, 3), 7.0)), (eg.zeros, lambda x: ((2, 3),)),
     (eg.ones, lambda x: ((2, 3),)), (eg.zeros_like, lambda x: (x,)),
     (eg.ones_like, lambda x: (x,)), (eg.random_normal, lambda x: ((2, 3),)),
-    (eg.random_uniform, lambda x: ((2, 3),)),
+    (eg.random_uniform, lambda x: ((2, 3),)), (eg.truncated_normal, lambda x: ((2, 3),)),
     (eg.nn.conv2d, lambda x: (eg.reshape(x, (1, 2, 3, 1)), eg.ones((2, 2, 1, 4)))),
     (eg.nn.max_pool2d, lambda x: (eg.reshape(x, (1, 2, 3, 1)), 2, 1)),
     (eg.nn.extract_patches, lambda x: (eg.reshape(x, (1, 2, 3, 1)), 2)),

@@ -216,6 +216,63 @@ def test_gradient_shapes_known_only_at_run_time_are_read_then(graph):
             np.testing.assert_allclose(gw, x_value.sum(axis=0))
 
 
+def test_tf1_deep_mnist_tutorial_as_written(graph):
+    """TF1's "Deep MNIST for Experts" model, its code unchanged (truncated_normal weights,
+    4-element strides and ksize lists, keep_prob=, Tensor.eval and Operation.run), trained
+    on one fixed batch of random 28x28 images: the cross-entropy must fall."""
+    tf = eg
+    x = tf.placeholder(tf.float32, shape=[None, 784])
+    y_ = tf.placeholder(tf.float32, shape=[None, 10])
+
+    def weight_variable(shape):
+        initial = tf.truncated_normal(shape, stddev=0.1)
+        return tf.Variable(initial)
+
+    def bias_variable(shape):
+        initial = tf.constant(0.1, shape=shape)
+        return tf.Variable(initial)
+
+    def conv2d(x, W):
+        return tf.nn.conv2d(x, W, strides=[1, 1, 1, 1], padding='SAME')
+
+    def max_pool_2x2(x):
+        return tf.nn.max_pool(x, ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1], padding='SAME')
+
+    W_conv1, b_conv1 = weight_variable([5, 5, 1, 32]), bias_variable([32])
+    x_image = tf.reshape(x, [-1, 28, 28, 1])
+    h_pool1 = max_pool_2x2(tf.nn.relu(conv2d(x_image, W_conv1) + b_conv1))
+    W_conv2, b_conv2 = weight_variable([5, 5, 32, 64]), bias_variable([64])
+    h_pool2 = max_pool_2x2(tf.nn.relu(conv2d(h_pool1, W_conv2) + b_conv2))
+    W_fc1, b_fc1 = weight_variable([7 * 7 * 64, 1024]), bias_variable([1024])
+    h_pool2_flat = tf.reshape(h_pool2, [-1, 7 * 7 * 64])
+    h_fc1 = tf.nn.relu(tf.matmul(h_pool2_flat, W_fc1) + b_fc1)
+    keep_prob = tf.placeholder(tf.float32)
+    h_fc1_drop = tf.nn.dropout(h_fc1, keep_prob=keep_prob)
+    W_fc2, b_fc2 = weight_variable([1024, 10]), bias_variable([10])
+    y_conv = tf.matmul(h_fc1_drop, W_fc2) + b_fc2
+    cross_entropy = tf.reduce_mean(
+        tf.nn.softmax_cross_entropy_with_logits(labels=y_, logits=y_conv))
+    train_step = tf.train.AdamOptimizer(1e-4).minimize(cross_entropy)
+    correct_prediction = tf.equal(tf.argmax(y_conv, 1), tf.argmax(y_, 1))
+    accuracy = tf.reduce_mean(tf.cast(correct_prediction, tf.float32))
+    assert h_pool2.shape.as_list() == [None, 7, 7, 64]
+
+    rng = np.random.default_rng(0)
+    images = rng.random((20, 784)).astype(np.float32)
+    labels = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 20)]
+    batch = {x: images, y_: labels, keep_prob: 1.0}
+    with tf.Session():
+        tf.global_variables_initializer().run()
+        losses = [cross_entropy.eval(feed_dict=batch)]
+        for _ in range(20):
+            train_step.run(feed_dict={x: images, y_: labels, keep_prob: 0.5})
+            losses.append(cross_entropy.eval(feed_dict=batch))
+        final_accuracy = accuracy.eval(feed_dict=batch)
+    # from 8.0 to 1.5 here: below chance (log 10) and learning the batch
+    assert losses[-1] < min(np.log(10), 0.25 * losses[0]), losses
+    assert final_accuracy >= 0.3
+
+
 def test_tf1_getting_started_guide_line_by_line(graph):
     """TensorFlow 1's "Getting Started" guide as written (``import tensorflow as tf``):
     placeholders without a shape, ``tf.assign``, and the printed results it published."""

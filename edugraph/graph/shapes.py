@@ -180,7 +180,7 @@ for _cls in (reduce.Sum, reduce.Mean, reduce.Variance, reduce.Std, reduce.Max, r
 for _cls in (base.SumToShapeOf, base.BroadcastLike, shape_ops.ReshapeLike, shape_ops.ScatterAdd,
              shape_ops.GatherGrad, conv.Col2Im):
     _RULES[_cls] = _shaped_like
-for _cls in (random.Fill, random.RandomNormal, random.RandomUniform):
+for _cls in (random.Fill, random.RandomNormal, random.TruncatedNormal, random.RandomUniform):
     _RULES[_cls] = _made
 _RULES[linalg.MatMul] = _matmul
 _RULES[math.Clip] = _clip

@@ -94,16 +94,7 @@ class TruncatedNormal(RandomNormal):
     """Normal values, redrawn where they fall more than two standard deviations from the mean."""
 
     def sample(self, shape):
-        return self.mean + self.stddev * _truncated_standard_normal(self.rng(), shape)
-
-
-def _truncated_standard_normal(rng, shape):
-    values = rng.standard_normal(shape)
-    outside = np.abs(values) > 2
-    while outside.any():
-        values[outside] = rng.standard_normal(int(outside.sum()))
-        outside = np.abs(values) > 2
-    return values
+        return self.mean + self.stddev * _random.truncated_standard_normal(np, self.rng(), shape)
 
 
 def compute_fans(shape):
@@ -145,7 +136,7 @@ class VarianceScaling(Initializer):
             return self.rng().normal(0.0, math.sqrt(variance), shape)
         # Cutting at ±2σ shrinks the spread; .87962566 is the std of a N(0, 1) cut at ±2.
         stddev = math.sqrt(variance) / .87962566103423978
-        return stddev * _truncated_standard_normal(self.rng(), shape)
+        return stddev * _random.truncated_standard_normal(np, self.rng(), shape)
 
 
 class GlorotUniform(VarianceScaling):

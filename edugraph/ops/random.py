@@ -88,6 +88,26 @@ class RandomNormal(RandomOp):
                 ).astype(self.dtype)
 
 
+class TruncatedNormal(RandomNormal):
+    """Normal values, redrawn where they fall more than two standard deviations from the
+    mean (TF1's usual weight initialiser: no weight starts far out)."""
+
+    name = "truncated_normal"
+
+    def forward(self, xp):
+        return (truncated_standard_normal(xp, self.rng(xp), self.shape) * self.stddev
+                + self.mean).astype(self.dtype)
+
+
+def truncated_standard_normal(xp, rng, shape):
+    values = rng.standard_normal(shape)
+    outside = xp.abs(values) > 2
+    while outside.any():
+        values[outside] = rng.standard_normal(int(outside.sum()))
+        outside = xp.abs(values) > 2
+    return values
+
+
 class RandomUniform(RandomOp):
     name = "random_uniform"
 
@@ -149,6 +169,11 @@ def ones_like(x, dtype=None, name=None):
 
 def random_normal(shape, mean=0.0, stddev=1.0, dtype=float32, seed=None, name=None):
     return apply(RandomNormal(_shape(shape), mean, stddev, as_dtype(dtype), seed), name=name)
+
+
+def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=float32, seed=None, name=None):
+    """``tf.truncated_normal``: ``random_normal`` without values beyond two stddevs."""
+    return apply(TruncatedNormal(_shape(shape), mean, stddev, as_dtype(dtype), seed), name=name)
 
 
 def random_uniform(shape, minval=0.0, maxval=1.0, dtype=float32, seed=None, name=None):
