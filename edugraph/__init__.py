@@ -51,6 +51,7 @@ amax, amin = reduce_max, reduce_min
 mul, sub, div, neg = multiply, subtract, divide, negative
 mod, floor_divide, remainder = floormod, floordiv, floormod  # tf.mod; PyTorch's names
 
+newaxis = None                  # x[..., eg.newaxis] (tf.newaxis, np.newaxis)
 arange = range  # noqa: A001  (torch.arange)
 clamp, full = clip, fill        # torch.clamp(x, min=0), torch.full((2, 3), 0.5)
 # TF1's older keywords on TF's names: eg.reduce_sum(p, reduction_indices=[1], keep_dims=True)

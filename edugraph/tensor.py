@@ -175,6 +175,14 @@ class Tensor:
 
     __hash__ = object.__hash__
 
+    def __format__(self, spec):
+        """``f"Loss: {loss}"`` / ``f"{loss:.4f}"`` print a scalar's value, as in TF and PyTorch
+        (their tutorials print running losses this way); other tensors print as ``str``."""
+        if self.graph is None and not self.shape:
+            value = self.numpy()[()]
+            return format(value, spec) if spec else str(value)  # (float32's shortest digits)
+        return super().__format__(spec)
+
     def __repr__(self):
         body = np.array2string(self.numpy(), separator=", ", prefix="tensor(")
         extras = []

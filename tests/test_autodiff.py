@@ -290,6 +290,20 @@ def test_repr_shows_value_device_and_grad_fn(device):
     assert "dtype=float64" in repr(on(device, 1.0, dtype=eg.float64))
 
 
+def test_formatting_a_scalar_prints_its_value(device):
+    """``print(f"loss: {loss}")`` and ``f"{loss:.4f}"``, as TF's and PyTorch's tutorials
+    write them, print the number (float32's shortest digits, as TF); other tensors print
+    as str() and refuse a format spec, as in PyTorch."""
+    loss = on(device, 1.2564011)
+    assert f"{loss}" == "1.2564011" and f"{loss:.2f}" == "1.26" and f"{loss * 100:>8.1f}" == \
+        "   125.6"
+    assert f"{on(device, 3)}" == "3"
+    vector = on(device, [1.0, 2.0])
+    assert f"{vector}" == str(vector)
+    with pytest.raises(TypeError, match="unsupported format string"):
+        f"{vector:.2f}"
+
+
 def test_size_is_numpys_count_and_pytorchs_method():
     """numpy's ``x.size`` and PyTorch's ``x.size()`` / ``labels.size(0)`` (the CIFAR tutorial's
     ``total += labels.size(0)``) on the same attribute, compared with both."""

@@ -291,3 +291,154 @@ def test_progress_in_a_notebook_is_one_updating_html_widget(monkeypatch, capsys,
     lines = widget.value.split("<pre style='margin:0'>")[1].split("</pre>")[0].splitlines()
     assert [line.split(" - ")[0] for line in lines] == ["Epoch 1/3", "Epoch 2/3", "Epoch 3/3"]
     assert all(" - 4/4 - " in line and "accuracy: " in line for line in lines)
+
+
+def test_tf2_beginner_quickstart_as_written(digits):
+    """TF2's "quickstart for beginners", ``tf.`` → ``eg.``, on the 8×8 digits instead of
+    MNIST (no downloads): models.Sequential, logits, a loss object, fit, evaluate, Softmax."""
+    tf = eg
+    (x_train, y_train), (x_test, y_test) = digits
+    model = tf.keras.models.Sequential([
+        tf.keras.layers.Flatten(input_shape=(8, 8)),
+        tf.keras.layers.Dense(128, activation='relu'),
+        tf.keras.layers.Dropout(0.2),
+        tf.keras.layers.Dense(10)
+    ])
+    predictions = model(x_train[:1]).numpy()
+    assert predictions.shape == (1, 10)
+    np.testing.assert_allclose(tf.nn.softmax(predictions).numpy().sum(), 1.0, rtol=1e-6)
+    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    initial_loss = loss_fn(y_train[:1], predictions).numpy()
+    assert 0.5 < initial_loss < 5          # the guide: about -log(1/10) = 2.3 untrained
+    model.compile(optimizer='adam', loss=loss_fn, metrics=['accuracy'])
+    model.fit(x_train, y_train, epochs=5, verbose=0)
+    loss, accuracy = model.evaluate(x_test, y_test, verbose=0)
+    assert accuracy > 0.9
+    probability_model = tf.keras.Sequential([model, tf.keras.layers.Softmax()])
+    probs = probability_model(x_test[:5]).numpy()
+    np.testing.assert_allclose(probs.sum(1), 1.0, rtol=1e-5)
+    np.testing.assert_array_equal(probs.argmax(1), model(x_test[:5]).numpy().argmax(1))
+
+
+def test_tf2_expert_quickstart_as_written(digits, capsys):
+    """TF2's "quickstart for experts": a subclassed model, tf.data, a GradientTape step in a
+    tf.function, and the running metrics Mean / SparseCategoricalAccuracy updated inside it."""
+    tf = eg
+    (x_train, y_train), (x_test, y_test) = digits
+    x_train = x_train[..., tf.newaxis].astype("float32")
+    x_test = x_test[..., tf.newaxis].astype("float32")
+    train_ds = tf.data.Dataset.from_tensor_slices(
+        (x_train, y_train)).shuffle(10000).batch(32)
+    test_ds = tf.data.Dataset.from_tensor_slices((x_test, y_test)).batch(32)
+
+    class MyModel(tf.keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = tf.keras.layers.Conv2D(32, 3, activation='relu')
+            self.flatten = tf.keras.layers.Flatten()
+            self.d1 = tf.keras.layers.Dense(128, activation='relu')
+            self.d2 = tf.keras.layers.Dense(10)
+
+        def call(self, x):
+            x = self.conv1(x)
+            x = self.flatten(x)
+            x = self.d1(x)
+            return self.d2(x)
+
+    model = MyModel()
+    loss_object = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    optimizer = tf.keras.optimizers.Adam()
+    train_loss = tf.keras.metrics.Mean(name='train_loss')
+    train_accuracy = tf.keras.metrics.SparseCategoricalAccuracy(name='train_accuracy')
+    test_loss = tf.keras.metrics.Mean(name='test_loss')
+    test_accuracy = tf.keras.metrics.SparseCategoricalAccuracy(name='test_accuracy')
+
+    @tf.function
+    def train_step(images, labels):
+        with tf.GradientTape() as tape:
+            predictions = model(images, training=True)
+            loss = loss_object(labels, predictions)
+        gradients = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+        train_loss(loss)
+        train_accuracy(labels, predictions)
+
+    @tf.function
+    def test_step(images, labels):
+        predictions = model(images, training=False)
+        t_loss = loss_object(labels, predictions)
+        test_loss(t_loss)
+        test_accuracy(labels, predictions)
+
+    EPOCHS = 2
+    results = []
+    for epoch in range(EPOCHS):
+        train_loss.reset_state()
+        train_accuracy.reset_state()
+        test_loss.reset_state()
+        test_accuracy.reset_state()
+        losses_by_hand, seen = [], 0
+        for images, labels in train_ds:
+            train_step(images, labels)
+            seen += len(labels)
+        for test_images, test_labels in test_ds:
+            test_step(test_images, test_labels)
+            logits = model(test_images).numpy()
+            losses_by_hand.append((len(test_labels), logits, test_labels.numpy()))
+        print(f'Epoch {epoch + 1}, '
+              f'Loss: {train_loss.result()}, '
+              f'Accuracy: {train_accuracy.result() * 100}, '
+              f'Test Loss: {test_loss.result()}, '
+              f'Test Accuracy: {test_accuracy.result() * 100}')
+        results.append([m.result().item() for m in (train_loss, train_accuracy, test_loss,
+                                                     test_accuracy)])
+        assert train_accuracy.count.numpy() == seen == len(x_train)
+    printed = capsys.readouterr().out.splitlines()
+    as_printed = [str(np.float32(v) * np.float32(100 if i % 2 else 1))
+                  for i, v in enumerate(results[-1])]      # float32's digits, as TF prints
+    assert printed[-1] == ("Epoch 2, Loss: {}, Accuracy: {}, Test Loss: {}, "
+                           "Test Accuracy: {}".format(*as_printed))
+    assert train_step.experimental_get_tracing_count() <= 2     # full batches, the last one
+    # Mean averages what it is given, the batches' mean losses; the accuracy counts examples
+    batch_losses = []
+    for _, logits, labels in losses_by_hand:
+        shifted = logits - logits.max(1, keepdims=True)
+        log_probs = shifted - np.log(np.exp(shifted).sum(1, keepdims=True))
+        batch_losses.append(-log_probs[np.arange(len(labels)), labels].mean())
+    assert results[-1][2] == pytest.approx(np.mean(batch_losses), rel=1e-5)
+    logits, labels = (np.concatenate([b[i] for b in losses_by_hand]) for i in (1, 2))
+    assert results[-1][3] == pytest.approx((logits.argmax(1) == labels).mean())
+    assert results[-1][1] > 0.9 and results[-1][3] > 0.9
+    assert results[1][0] < results[0][0]
+
+
+def test_running_metrics_weights_resets_and_compile():
+    mean = eg.keras.metrics.Mean()
+    assert mean.result().item() == 0.0                       # nothing seen yet: 0, as in Keras
+    mean([1.0, 2.0, 3.0])
+    assert mean(eg.tensor(10.0)).item() == pytest.approx(4.0)
+    mean.update_state([2.0, 4.0], sample_weight=[3.0, 1.0])
+    assert mean.result().item() == pytest.approx((16.0 + 10.0) / 8.0)
+    mean.reset_states()
+    assert mean.result().item() == 0.0 and mean.name == "mean"
+    accuracy = eg.keras.metrics.SparseCategoricalAccuracy()
+    accuracy([2, 0], [[0.1, 0.2, 0.7], [0.5, 0.4, 0.1]])
+    accuracy([1], [[0.9, 0.05, 0.05]])
+    assert accuracy.result().item() == pytest.approx(2 / 3)
+    assert accuracy.name == "sparse_categorical_accuracy"
+    per_example = eg.keras.metrics.sparse_categorical_accuracy(     # Keras: one per example
+        eg.tensor([2, 1]), eg.tensor([[0.1, 0.2, 0.7], [0.5, 0.4, 0.1]]))
+    np.testing.assert_array_equal(per_example.numpy(), [1.0, 0.0])
+    binary = eg.keras.metrics.BinaryAccuracy(threshold=0.7)
+    assert binary([[1], [0]], [[0.6], [0.2]]).item() == 0.5
+    exact = eg.keras.metrics.Accuracy()
+    assert exact([1, 2, 3, 4], [0, 2, 3, 4]).item() == 0.75
+    model = eg.Sequential([layers.Dense(3, input_shape=(2,))])
+    model.compile("sgd", "sparse_categorical_crossentropy",
+                  metrics=[eg.keras.metrics.SparseCategoricalAccuracy(name="acc")])
+    x, y = np.random.default_rng(0).normal(size=(8, 2)), np.arange(8) % 3
+    logs = model.evaluate(x, y, return_dict=True)
+    predicted = model.predict(x).argmax(1)
+    assert logs["acc"] == pytest.approx((predicted == y).mean())
+    with pytest.raises(TypeError, match="Mean averages values passed to it"):
+        model.compile("sgd", "mse", metrics=[eg.keras.metrics.Mean()])

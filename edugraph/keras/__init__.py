@@ -9,12 +9,14 @@ Keras's module names; ``eg.keras.optimizers`` holds Keras's optimizer names and 
 """
 import sys
 
-from .. import initializers, layers, losses
+from .. import initializers, layers, losses, models
 from ..models import Input, Model, Sequential, callbacks, metrics, optimizers
 
 __all__ = ["Sequential", "Model", "Input", "layers", "losses", "optimizers", "callbacks",
-           "metrics", "initializers"]
+           "metrics", "initializers", "models"]
 
-# ``from edugraph.keras.layers import Embedding`` (the slides' import) finds the same modules.
-for _name in ("layers", "losses", "optimizers", "callbacks", "metrics", "initializers"):
+# ``from edugraph.keras.layers import Embedding`` (the slides' import) finds the same modules;
+# ``eg.keras.models.Sequential`` is ``eg.keras.Sequential`` (TF2's quickstart spelling).
+for _name in ("layers", "losses", "optimizers", "callbacks", "metrics", "initializers",
+              "models"):
     sys.modules[f"{__name__}.{_name}"] = globals()[_name]

@@ -22,6 +22,7 @@ from ..devices import current_device
 from ..nest import map_structure
 from ..nn.module import KerasTensor, Module, _flat
 from ..ops import random as _random
+from ..ops.reduce import reduce_mean
 from ..tensor import Tensor, as_dtype, tensor
 
 __all__ = ["Model", "Input"]
@@ -143,7 +144,7 @@ class Model(Module):
         for i, (t, p) in enumerate(zip(targets, outputs)):
             prefix = f"output_{i}_" if len(outputs) > 1 else ""
             for name, fn in self._metrics:
-                logs[prefix + name] = fn(t, p).item()
+                logs[prefix + name] = reduce_mean(fn(t, p)).item()    # (per example)
         return logs
 
     def train_step(self, x, y):
