@@ -276,6 +276,44 @@ def test_batch_norm_trains_in_a_graph_through_update_ops():
             eager_layer(eg.placeholder(eg.float32, shape=(None, 4)), training=True)
 
 
+def test_tf1_batch_norm_and_dropout_switched_by_an_is_training_placeholder():
+    """TF1's pattern: ``is_training = tf.placeholder_with_default(False, ())`` switches
+    tf.layers.batch_normalization and tf.layers.dropout when the graph runs; the moving
+    averages move only through UPDATE_OPS run with the train op, and only while training."""
+    rng = np.random.default_rng(2)
+    batch = rng.normal(3.0, 2.0, size=(32, 4)).astype(np.float32)
+    targets = rng.normal(size=(32, 1)).astype(np.float32)
+    with eg.Graph().as_default():
+        x = eg.placeholder(eg.float32, [None, 4])
+        y = eg.placeholder(eg.float32, [None, 1])
+        is_training = eg.placeholder_with_default(False, shape=(), name="is_training")
+        normed = eg.layers.batch_normalization(x, momentum=0.5, training=is_training)
+        dropped = eg.layers.dropout(normed, rate=0.5, training=is_training)
+        loss = eg.reduce_mean(eg.square(eg.layers.dense(dropped, 1) - y))
+        update_ops = eg.get_collection(eg.GraphKeys.UPDATE_OPS)
+        assert len(update_ops) == 2
+        with eg.control_dependencies(update_ops):
+            train_op = eg.train.GradientDescentOptimizer(0.1).minimize(loss)
+        moving_mean = [v for v in eg.global_variables() if "moving_mean" in v.name][0]
+        with eg.Session() as sess:
+            sess.run(eg.global_variables_initializer())
+            inferred, kept = sess.run([normed, dropped], {x: batch})    # not training
+            sess.run(update_ops, {x: batch})            # updates while not training: no move
+            unmoved = sess.run(moving_mean)
+            trained, dropped_out = sess.run([normed, dropped], {x: batch, is_training: True})
+            sess.run(train_op, {x: batch, y: targets, is_training: True})
+            moved = sess.run(moving_mean)
+    np.testing.assert_allclose(inferred, batch / np.sqrt(1 + 1e-3), rtol=1e-6)  # mean 0, var 1
+    np.testing.assert_array_equal(kept, inferred)
+    np.testing.assert_array_equal(unmoved, 0.0)
+    np.testing.assert_allclose(trained, (batch - batch.mean(0)) / np.sqrt(batch.var(0) + 1e-3),
+                               rtol=1e-4, atol=1e-5)
+    zeroed = dropped_out == 0
+    assert 0.3 < zeroed.mean() < 0.7
+    np.testing.assert_allclose(dropped_out[~zeroed], 2 * trained[~zeroed], rtol=1e-6)
+    np.testing.assert_allclose(moved, 0.5 * batch.mean(0), rtol=1e-5)
+
+
 def test_progress_in_a_notebook_is_one_updating_html_widget(monkeypatch, capsys, digits):
     pytest.importorskip("ipywidgets")
     import IPython.display

@@ -13,6 +13,7 @@ import numpy as np
 from .. import context, devices
 from ..errors import NotFoundError, ShapeError
 from ..ops.base import Op, _float_dtype_error, number_reference, promote_integers
+from ..ops.shape import Identity
 from ..tensor import Tensor, _numbers_kind, as_dtype, dtype_next_to
 from .shapes import TensorShape, infer
 
@@ -350,6 +351,13 @@ class Placeholder(Op):
             f"sess.run(..., feed_dict={{{node.name}: value}}).", node)
 
 
+class PlaceholderWithDefault(Identity):
+    """Its input, unless a value is fed for it (a Session's plan replaces fed tensors before
+    any graph pass, so folding the default into a constant is harmless)."""
+
+    name = "placeholder_with_default"
+
+
 class Const(Op):
     """A value fixed when the graph is built."""
 
@@ -424,6 +432,20 @@ def placeholder(dtype, shape=None, name=None):
     dtype, shape = as_dtype(dtype), TensorShape(shape)
     return graph.add_operation(Placeholder(dtype, shape), (), shape, dtype,
                                name or "Placeholder")
+
+
+def placeholder_with_default(input, shape, name=None):
+    """``input`` unless fed (``tf.placeholder_with_default``): TF1's
+    ``is_training = eg.placeholder_with_default(False, shape=())``, fed True to train."""
+    graph = _graph_or_error("placeholder_with_default")
+    default = constant(input, graph=graph)
+    shape = TensorShape(shape)
+    if not shape.is_compatible_with(default.shape):
+        raise ValueError(f"placeholder_with_default: the default has shape {default.shape}, "
+                         f"which does not fit the shape {shape} given; give a shape it "
+                         "fits (None for a size that may vary).")
+    return graph.add_operation(PlaceholderWithDefault(), (default,), shape, default.dtype,
+                               name or "PlaceholderWithDefault")
 
 
 def constant(value, dtype=None, shape=None, name=None, graph=None):

@@ -11,6 +11,24 @@ from .core import SymbolicTensor, get_default_graph, group, constant
 from .ops import Assign, ReadVariable
 
 GLOBAL_VARIABLES, TRAINABLE_VARIABLES = "variables", "trainable_variables"
+UPDATE_OPS = "update_ops"           # batch norm's moving-average assigns, run with the train op
+
+
+class GraphKeys:
+    """TF1's names of the standard collections: ``eg.get_collection(eg.GraphKeys.UPDATE_OPS)``."""
+
+    GLOBAL_VARIABLES, TRAINABLE_VARIABLES, UPDATE_OPS = \
+        GLOBAL_VARIABLES, TRAINABLE_VARIABLES, UPDATE_OPS
+
+
+def get_collection(key, scope=None):
+    """The default graph's collection ``key`` (``tf.get_collection``), optionally only the
+    items whose names match ``scope``."""
+    return get_default_graph().get_collection(key, scope)
+
+
+def add_to_collection(name, value):
+    get_default_graph().add_to_collection(name, value)
 
 
 class GraphVariable(SymbolicTensor, _variable.Variable):

@@ -19,7 +19,7 @@ __all__ = ["Layer", "KerasTensor", "Dense", "Activation", "ReLU", "Softmax", "Le
            "Flatten", "Reshape", "Dropout", "Add", "Concatenate", "Conv2D", "Convolution2D",
            "MaxPooling2D", "MaxPool2D", "GlobalAveragePooling2D", "BatchNormalization",
            "LayerNormalization", "Embedding", "LSTMCell", "activations", "dense", "conv2d",
-           "max_pooling2d", "flatten", "dropout"]
+           "max_pooling2d", "flatten", "dropout", "batch_normalization"]
 
 
 def dense(inputs, units, activation=None, use_bias=True, kernel_initializer=None,
@@ -52,5 +52,15 @@ def flatten(inputs, name=None):
 
 
 def dropout(inputs, rate=0.5, training=False, seed=None, name=None):
-    """TF1's ``tf.layers.dropout``: off unless ``training=True``."""
+    """TF1's ``tf.layers.dropout``: off unless ``training`` is True (or a boolean tensor that
+    is true when the graph runs)."""
     return Dropout(rate, seed, name=name)(inputs, training=training)
+
+
+def batch_normalization(inputs, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
+                        training=False, name=None):
+    """TF1's ``tf.layers.batch_normalization``. In a graph, its moving averages are updated by
+    the assigns it adds to ``eg.GraphKeys.UPDATE_OPS``: run them with the training step,
+    ``with eg.control_dependencies(eg.get_collection(eg.GraphKeys.UPDATE_OPS)): ...``."""
+    layer = BatchNormalization(axis, momentum, epsilon, center, scale, name=name)
+    return layer(inputs, training=training)

@@ -7,12 +7,12 @@ running averages for inference; LayerNormalization takes them over each example'
 it behaves the same in training and inference.
 """
 from ..context import no_grad
+from ..graph.variables import UPDATE_OPS
 from ..nn.module import Module, fan_in_shape
-from ..ops.math import sqrt
+from ..ops.math import cast, sqrt, where
 from ..ops.reduce import moments
 from ..ops.shape import identity, reshape
-
-UPDATE_OPS = "update_ops"       # TF1's tf.GraphKeys.UPDATE_OPS
+from ..tensor import Tensor
 
 
 def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name=None):
@@ -65,16 +65,24 @@ class BatchNormalization(Module):
 
         def per_channel(v):     # (C,) → broadcastable against the input
             return v if axis == ndim - 1 or v is None else reshape(v, shape)
-        if training:
+        moving = per_channel(self.moving_mean), per_channel(self.moving_variance)
+        if isinstance(training, Tensor):
+            # TF1's is_training placeholder: both statistics, one picked when the graph runs;
+            # the moving averages move only while training (their momentum is 1 otherwise)
+            batch = moments(inputs, reduce_axes, keepdims=True)
+            momentum = 1 - (1 - self.momentum) * cast(training, inputs.dtype)
+            self._update_moving_averages(*(reshape(s, (-1,)) for s in batch), momentum)
+            mean, variance = (where(training, b, m) for b, m in zip(batch, moving))
+        elif training:
             mean, variance = moments(inputs, reduce_axes, keepdims=True)
-            self._update_moving_averages(reshape(mean, (-1,)), reshape(variance, (-1,)))
+            self._update_moving_averages(reshape(mean, (-1,)), reshape(variance, (-1,)),
+                                         self.momentum)
         else:
-            mean, variance = per_channel(self.moving_mean), per_channel(self.moving_variance)
+            mean, variance = moving
         return batch_normalization(inputs, mean, variance, per_channel(self.beta),
                                    per_channel(self.gamma), self.epsilon)
 
-    def _update_moving_averages(self, mean, variance):
-        m = self.momentum
+    def _update_moving_averages(self, mean, variance, m):
         updates = [(self.moving_mean, mean), (self.moving_variance, variance)]
         if mean.graph is None or hasattr(mean.graph, "lift_variable"):
             # eager: update the averages right now; in an eg.function: assigns that run with

@@ -1,6 +1,6 @@
 """Activation functions and dropout: the non-linearities between layers."""
 from .base import Op, apply
-from .math import cast, exp, multiply, to_float
+from .math import cast, exp, multiply, to_float, where
 from .random import RandomOp
 from .reduce import axis_failure, reduce_sum
 from ..tensor import Tensor
@@ -163,9 +163,12 @@ def dropout(x, rate=0.5, training=True, seed=None, name=None, keep_prob=None):
 
     ``keep_prob`` is TF1's spelling, 1 − rate. TF1's *positional* second argument was
     keep_prob; here, as in TF2, Keras and PyTorch, it is the rate: write ``keep_prob=`` in TF1
-    code. Either may be a tensor, such as a placeholder fed 0.5 to train and 1.0 to test."""
+    code. Either may be a tensor, such as a placeholder fed 0.5 to train and 1.0 to test.
+    So may ``training`` (TF1's ``is_training`` placeholder)."""
     if keep_prob is not None:
         rate = 1 - keep_prob
+    if isinstance(training, Tensor):            # both, one picked when the graph runs
+        return where(training, dropout(x, rate, True, seed), to_float(x), name=name)
     fed = isinstance(rate, Tensor)                  # a rate known when the graph runs
     if not fed and not 0 <= rate < 1:
         raise ValueError(f"dropout rate must be in [0, 1), got {rate}" +
