@@ -37,6 +37,7 @@ from .view import GraphView, graph_view
 # The other rooms: each exports its public names through its package's __all__.
 from . import data, datasets, initializers, layers, losses, train  # noqa: E402,F401
 from . import autograd, keras  # noqa: E402,F401  (torch.autograd, tf.keras)
+from . import cuda, optim  # noqa: E402,F401  (torch.cuda, torch.optim)
 from .graph import *  # noqa: E402,F401,F403
 from .initializers import (glorot_normal as glorot_normal_initializer,  # noqa: E402  (TF1 names)
                            glorot_uniform as glorot_uniform_initializer,

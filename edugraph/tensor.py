@@ -218,12 +218,16 @@ class Tensor:
 
     @data.setter
     def data(self, value):
-        """``w.data -= lr * w.grad.data``: new values for this tensor, outside the graph."""
-        value = value._value if isinstance(value, Tensor) else self.device.put(
-            np.asarray(value, dtype=self.dtype))
+        """``w.data -= lr * w.grad.data``: new values for this tensor, outside the graph. A
+        tensor brings its device and dtype along (``w.data = w.data.to('cuda')``: how
+        ``Module.to`` moves a model's variables, as in PyTorch)."""
+        if isinstance(value, Tensor):
+            device, value = value.device, value._value
+        else:
+            device, value = self.device, self.device.put(np.asarray(value, dtype=self.dtype))
         if value.shape != self.shape:
             raise ValueError(f"x.data = ... needs shape {self.shape}, got {value.shape}.")
-        self._value = value
+        self._value, self.device = value, device
         note_in_place_change(self, array_written=False)
 
     # ------------------------------------------------------------------ in place (PyTorch)
@@ -264,6 +268,16 @@ class Tensor:
     def mul_(self, other): return self._update(_ops.math.multiply, other, "mul_")
     def div_(self, other): return self._update(_ops.math.divide, other, "div_")
 
+    def copy_(self, src):
+        """Overwrite the values with ``src``'s, in place (``w.copy_(w0)``; under
+        ``eg.no_grad()`` for a tensor that requires grad): ``src`` is copied to this tensor's
+        device, cast to its dtype and broadcast to its shape, as in PyTorch."""
+        def copied(x, src):
+            src = src.to(x.device) if isinstance(src, Tensor) else \
+                _ops.base.as_tensors((src, x))[0]
+            return _ops.shape.broadcast_to(_ops.math.cast(src, x.dtype), x.shape)
+        return self._update(copied, src, "copy_")
+
     def zero_(self):
         """Set every element to 0 in place (``w.grad.zero_()``)."""
         return self._update(lambda x, _: _ops.random.zeros_like(x), None, "zero_")
@@ -286,14 +300,9 @@ class Tensor:
     # ------------------------------------------------------------------ devices and dtypes
     def to(self, target):
         """A copy on another device (``'/gpu:0'``, ``'cpu'``...) or with another dtype."""
-        if _device.is_device_spec(target):
-            return _ops.shape.copy_to(self, _device.get_device(target))
-        try:
-            dtype = as_dtype(target)
-        except TypeError:
-            raise TypeError(f"x.to({target!r}): that is neither a device ('/cpu:0', '/gpu:0', "
-                            "'cuda', 'sim') nor a data type (eg.float32, 'float64', "
-                            "eg.int64...).") from None
+        device, dtype = device_or_dtype(target, "x.to")
+        if device is not None:
+            return _ops.shape.copy_to(self, device)
         return _ops.math.cast(self, dtype)
 
     def cpu(self):
@@ -310,6 +319,10 @@ class Tensor:
 
     def long(self):
         return _ops.math.cast(self, int64)
+
+    def type(self, dtype):
+        """PyTorch's ``x.type(eg.float)``: the values converted to ``dtype`` (a cast)."""
+        return _ops.math.cast(self, dtype)
 
     # ------------------------------------------------------------------ operators
     def __add__(self, other): return _ops.math.add(self, other)
@@ -464,6 +477,19 @@ class Tensor:
     def unsqueeze(self, dim): return _ops.shape.expand_dims(self, dim)
     def squeeze(self, dim=None): return _ops.shape.squeeze(self, dim)
     def flatten(self): return _ops.shape.reshape(self, (-1,))
+
+
+def device_or_dtype(target, where):
+    """``(device, None)`` or ``(None, dtype)``: what ``x.to(target)`` and ``model.to(target)``
+    were asked for."""
+    if _device.is_device_spec(target):
+        return _device.get_device(target), None
+    try:
+        return None, as_dtype(target)
+    except TypeError:
+        raise TypeError(f"{where}({target!r}): that is neither a device ('/cpu:0', '/gpu:0', "
+                        "'cuda', 'sim') nor a data type (eg.float32, 'float64', "
+                        "eg.int64...).") from None
 
 
 def _sizes(args):

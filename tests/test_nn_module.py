@@ -74,7 +74,7 @@ def test_training_flag_rules():
 def test_repr_and_summary_of_a_pytorch_style_module(capsys):
     block = Block()
     text = repr(block)
-    assert "(inner.0): Linear(units=3" in text
+    assert "(inner.0): Linear(in_features=3, out_features=3, bias=True)" in text   # as PyTorch
     block(eg.ones((1, 3)))
     block.summary()
     out = capsys.readouterr().out

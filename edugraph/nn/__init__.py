@@ -4,18 +4,25 @@
   ``batch_normalization``, ``sparse_softmax_cross_entropy_with_logits``...;
 * ``Module``, the base class of every layer and model (see ``module.py``);
 * PyTorch's class names, as thin aliases of the Keras layers in ``eg.layers`` (one
-  implementation each; they differ only in constructor arguments and in starting in training
-  mode, as PyTorch modules do). ``Linear``'s ``kernel`` is PyTorch's ``weight`` transposed.
-  There is no ``Conv2d`` alias: edugraph's images are NHWC (Keras), PyTorch's NCHW, and a
-  same-named class with a different layout would mislead; use ``eg.layers.Conv2D``.
+  implementation each; they differ only in constructor arguments, in starting in training
+  mode, as PyTorch modules do, and in printing as PyTorch prints them). ``Linear``'s
+  ``kernel`` is PyTorch's ``weight`` transposed. ``Sequential`` is Keras's with PyTorch's
+  habits. There is no ``Conv2d`` alias: edugraph's images are NHWC (Keras), PyTorch's NCHW,
+  and a same-named class with a different layout would mislead; use ``eg.layers.Conv2D``;
+* PyTorch's loss modules, ``CrossEntropyLoss``, ``MSELoss``, ``L1Loss``, and
+  ``torch.nn.functional`` as ``eg.nn.functional`` (``import edugraph.nn.functional as F``).
 """
+from collections.abc import Mapping
+
 from ..ops.activation import (  # noqa: F401
     dropout, leaky_relu, log_softmax, relu, sigmoid, softmax, tanh)
 from ..ops.conv import conv2d, extract_patches, max_pool, max_pool2d  # noqa: F401
 from ..ops.base import accepting_tf1_keywords as _accepting_tf1_keywords
 from ..ops.reduce import logsumexp, moments  # noqa: F401
 from .module import KerasTensor, Module  # noqa: F401
+from . import functional
 from .. import layers as _layers
+from ..models import sequential as _sequential
 from ..layers.normalization import batch_normalization  # noqa: F401
 from ..losses import (sigmoid_cross_entropy_with_logits, l2_loss,  # noqa: F401
                       softmax_cross_entropy_with_logits, sparse_softmax_cross_entropy_with_logits)
@@ -32,6 +39,10 @@ class Linear(_layers.Dense):
         super().__init__(out_features, use_bias=bias, input_dim=in_features, **kwargs)
         self.build_for((None, in_features))
 
+    def extra_repr(self):
+        return f"in_features={self.kernel.shape[0]}, out_features={self.units}, " \
+               f"bias={self.use_bias}"
+
 
 class Dropout(_layers.Dropout):
     """``nn.Dropout(p=0.5)``: active until ``eval()``."""
@@ -40,6 +51,9 @@ class Dropout(_layers.Dropout):
 
     def __init__(self, p=0.5, **kwargs):
         super().__init__(p, **kwargs)
+
+    def extra_repr(self):
+        return f"p={self.rate}"
 
 
 class BatchNorm1d(_layers.BatchNormalization):
@@ -78,6 +92,96 @@ class Embedding(_layers.Embedding):
 class ReLU(_layers.ReLU):
     training = True
 
+    def extra_repr(self):
+        return ""
+
 
 class Flatten(_layers.Flatten):
+    """``nn.Flatten()``: (batch, a, b, ...) → (batch, a·b·...)."""
+
     training = True
+
+    def extra_repr(self):
+        return "start_dim=1, end_dim=-1"
+
+
+class Sequential(_sequential.Sequential):
+    """``nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))``: each module feeds the
+    next; or ``nn.Sequential(OrderedDict(fc1=..., act=...))``, whose names become paths
+    (``fc1.kernel``) and attributes (``model.fc1``). Keras's Sequential, with PyTorch's habits:
+    it starts in training mode, ``model[0]`` is a module and ``model[1:]`` a Sequential."""
+
+    training = True
+
+    def __init__(self, *modules):
+        super().__init__()
+        if len(modules) == 1 and isinstance(modules[0], Mapping):
+            names, modules = list(modules[0]), list(modules[0].values())
+            taken = [n for n in names if hasattr(self, n)]
+            if taken:
+                raise ValueError(f"nn.Sequential: {taken} cannot name modules: they are "
+                                 "attributes of Sequential already. Choose other names.")
+        else:
+            names = None
+        for module in modules:
+            self.add(module)            # (named by position, "0", "1"..., as in PyTorch)
+        if names is not None:
+            self._modules.clear()
+            for name, module in zip(names, modules):
+                self._modules[name] = module
+                object.__setattr__(self, name, module)
+
+    def append(self, module):
+        if str(len(self)) in self._modules:
+            raise ValueError(f"nn.Sequential.append: the new module would be named "
+                             f"'{len(self)}', which names another module already.")
+        self.add(module)
+        return self
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return Sequential(dict(list(self._modules.items())[index]))
+        return super().__getitem__(index)
+
+
+class _Loss(Module):
+    """A loss as a module (PyTorch's ``nn.MSELoss()``...): ``loss_fn(pred, target)``."""
+
+    training = True
+
+    def __init__(self, reduction="mean"):
+        super().__init__()
+        self.reduction = functional.check_reduction(reduction, type(self).__name__)
+
+
+class CrossEntropyLoss(_Loss):
+    """``nn.CrossEntropyLoss()(logits, class_ids)``: softmax cross-entropy from logits (see
+    ``functional.cross_entropy``; ``weight`` per class, ``label_smoothing``)."""
+
+    def __init__(self, weight=None, *, reduction="mean", label_smoothing=0.0):
+        super().__init__(reduction)
+        self.weight, self.label_smoothing = weight, label_smoothing
+
+    def forward(self, input, target):
+        return functional.cross_entropy(input, target, self.weight, self.reduction,
+                                        self.label_smoothing)
+
+
+class MSELoss(_Loss):
+    """``nn.MSELoss(reduction='sum')(pred, target)``: squared errors (shapes must match)."""
+
+    def __init__(self, *, reduction="mean"):
+        super().__init__(reduction)
+
+    def forward(self, input, target):
+        return functional.mse_loss(input, target, self.reduction)
+
+
+class L1Loss(_Loss):
+    """``nn.L1Loss()(pred, target)``: absolute errors (shapes must match)."""
+
+    def __init__(self, *, reduction="mean"):
+        super().__init__(reduction)
+
+    def forward(self, input, target):
+        return functional.l1_loss(input, target, self.reduction)

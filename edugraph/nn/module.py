@@ -27,7 +27,7 @@ import numpy as np
 
 from .. import context, initializers
 from ..graph.core import name_scope
-from ..tensor import Tensor, as_dtype, float32
+from ..tensor import Tensor, as_dtype, device_or_dtype, float32, float64
 from ..variable import Variable
 
 __all__ = ["Module", "KerasTensor"]
@@ -233,6 +233,45 @@ class Module:
 
     def eval(self):
         return self.train(False)
+
+    # ------------------------------------------------------------------ devices and dtypes
+    def to(self, target):
+        """Move every variable to a device (``model.to('cuda')``, ``model.to(device)``) or
+        convert the floating-point ones to a dtype (``model.to(eg.float64)``). As in PyTorch
+        this happens in place: the variables stay the same objects, only their values move
+        (with their gradients). An optimizer's state does not move with them: make the
+        optimizer after ``to``, as PyTorch's documentation advises."""
+        if any(v.graph is not None for v in self.variables):
+            raise TypeError(f"{self.name}.to({target!r}) moves eager variables; in a graph, "
+                            "place the layers with `with eg.device(...):` when building them.")
+        device, dtype = device_or_dtype(target, f"{self.name}.to")
+        if device is not None:
+            moving = [v for v in self.variables if v.device is not device]
+        elif dtype.kind != "f":
+            raise TypeError(f"{self.name}.to({target!r}): a model converts only to a "
+                            "floating-point dtype (eg.float32, eg.float64), as in PyTorch.")
+        else:
+            moving = [v for v in self.variables if v.is_floating_point() and v.dtype != dtype]
+            for m in self.modules():       # (lazily built layers make their weights in it)
+                m.dtype = dtype
+        with context.no_grad():
+            for var in moving:
+                var.data = var.data.to(target)
+                if var.grad is not None:
+                    var.grad = var.grad.to(target)
+        return self
+
+    def cpu(self):
+        return self.to("cpu:0")
+
+    def cuda(self, device=0):
+        return self.to(f"gpu:{device}")
+
+    def double(self):
+        return self.to(float64)
+
+    def float(self):
+        return self.to(float32)
 
     # ------------------------------------------------------------------ building and calling
     def build(self, input_shape):

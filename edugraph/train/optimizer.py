@@ -136,8 +136,7 @@ class Optimizer:
             slots = self.slots_for(var)
             new = self.update(var, grad, {k: s for k, s in slots.items()}, step)
             for key, value in new.items():
-                target = var if key is var else slots[key]
-                writes.append(target.assign(value))
+                writes.append(_write(var, value) if key is var else slots[key].assign(value))
         if pairs[0][1].graph is None:
             if global_step is not None:
                 global_step.assign_add(1)
@@ -149,6 +148,13 @@ class Optimizer:
             return global_step.assign_add(1).op
 
 
+def _write(var, value):
+    """``var.assign(value)``; a plain tensor that requires grad (a PyTorch-style parameter,
+    ``eg.randn(3, requires_grad=True)``, as ``eg.optim`` takes them) has no ``assign`` and is
+    written in place with ``copy_``, which keeps the same in-place bookkeeping."""
+    return var.assign(value) if isinstance(var, Variable) else var.copy_(value)
+
+
 def _like(var, value, name, shape=None):
     """A non-trainable Variable shaped like ``var`` (or ``shape``) filled with ``value``."""
     shape = var.shape if shape is None else shape
@@ -158,7 +164,7 @@ def _like(var, value, name, shape=None):
         with context.building(var.graph), name_scope(None):
             return Variable(array, trainable=False, name=f"{var.op.name}/{name}")
     with devices.device(var.device):
-        return Variable(array, trainable=False, name=f"{var.name}/{name}")
+        return Variable(array, trainable=False, name=f"{var.name or 'tensor'}/{name}")
 
 
 def create_global_step(graph=None):

@@ -2,7 +2,8 @@ r"""TF1's optimizers: each is its update rule, written once in framework ops (bo
 
 $g$ is the gradient, $\eta$ the learning rate; slots are per-variable state.
 """
-from ..ops.math import abs, maximum, sign, sqrt, where
+from ..ops.math import abs, cast, maximum, sign, sqrt, where
+from ..tensor import float64
 from .optimizer import Optimizer
 
 
@@ -14,17 +15,24 @@ class GradientDescentOptimizer(Optimizer):
 
 
 class MomentumOptimizer(Optimizer):
-    r"""$a \leftarrow \mu a + g$; $w \leftarrow w - \eta a$ (Nesterov: $w - \eta(g + \mu a)$)."""
+    r"""$a \leftarrow \mu a + g$; $w \leftarrow w - \eta a$ (Nesterov: $w - \eta(g + \mu a)$).
+
+    ``dampening`` $d$ is PyTorch's (``eg.optim.SGD``): $a \leftarrow \mu a + (1 - d) g$, except
+    on a variable's first step, where $a = g$ undamped. Given (even as 0), the rule counts
+    steps, so that ``dampening`` may change between steps as in PyTorch; TF1's rule (None)
+    counts nothing."""
 
     slot_initial = {"momentum": 0.0}
 
     def __init__(self, learning_rate, momentum, use_locking=False, name="Momentum",
-                 use_nesterov=False):
+                 use_nesterov=False, dampening=None):
         super().__init__(learning_rate, use_locking, name)
-        self.momentum, self.use_nesterov = momentum, use_nesterov
+        self.momentum, self.use_nesterov, self.dampening = momentum, use_nesterov, dampening
+        self.counts_steps = dampening is not None
 
     def update(self, var, grad, slots, step):
-        accum = self.momentum * slots["momentum"] + grad
+        added = where(step > 1, (1 - self.dampening) * grad, grad) if self.dampening else grad
+        accum = self.momentum * slots["momentum"] + added
         direction = grad + self.momentum * accum if self.use_nesterov else accum
         return {"momentum": accum, var: var - self.learning_rate * direction}
 
@@ -92,22 +100,36 @@ class RMSPropOptimizer(Optimizer):
 class AdamOptimizer(Optimizer):
     r"""$m \leftarrow \beta_1 m + (1-\beta_1) g$; $v \leftarrow \beta_2 v + (1-\beta_2) g^2$;
     $w \leftarrow w - \eta_t m / (\sqrt v + \hat\epsilon)$ with
-    $\eta_t = \eta\sqrt{1-\beta_2^t}/(1-\beta_1^t)$ (TF1's "epsilon hat" form)."""
+    $\eta_t = \eta\sqrt{1-\beta_2^t}/(1-\beta_1^t)$ (TF1's "epsilon hat" form).
+
+    ``epsilon_hat=False`` adds $\epsilon$ after the bias correction instead, as the paper's
+    Algorithm 1 and PyTorch do (``eg.optim.Adam``): $w \leftarrow w - \eta \hat m /
+    (\sqrt{\hat v} + \epsilon)$, $\hat m = m/(1-\beta_1^t)$, $\hat v = v/(1-\beta_2^t)$. The two
+    differ only by $\epsilon$'s size: TF1's $\hat\epsilon$ is $\epsilon\sqrt{1-\beta_2^t}$."""
 
     slot_initial = {"m": 0.0, "v": 0.0}
     counts_steps = True
 
     def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8,
-                 use_locking=False, name="Adam"):
+                 use_locking=False, name="Adam", epsilon_hat=True):
         super().__init__(learning_rate, use_locking, name)
         self.beta1, self.beta2, self.epsilon = beta1, beta2, epsilon
+        self.epsilon_hat = epsilon_hat
 
     def update(self, var, grad, slots, step):
         b1, b2 = self.beta1, self.beta2
-        lr_t = self.learning_rate * sqrt(1 - b2 ** step) / (1 - b1 ** step)
         m = b1 * slots["m"] + (1 - b1) * grad
         v = b2 * slots["v"] + (1 - b2) * grad * grad
-        return {"m": m, "v": v, var: var - lr_t * m / (sqrt(v) + self.epsilon)}
+        if self.epsilon_hat:
+            lr_t = self.learning_rate * sqrt(1 - b2 ** step) / (1 - b1 ** step)
+            new_var = var - lr_t * m / (sqrt(v) + self.epsilon)
+        else:       # PyTorch computes 1 − βᵗ in Python floats: in float32, 1 − 0.999 loses digits
+            t = cast(step, float64)
+            correction1 = cast(1 - b1 ** t, var.dtype)
+            correction2 = cast(sqrt(1 - b2 ** t), var.dtype)
+            new_var = var - self.learning_rate / correction1 * m / (
+                sqrt(v) / correction2 + self.epsilon)
+        return {"m": m, "v": v, var: new_var}
 
 
 def _shrink(prox, threshold, l2_factor):

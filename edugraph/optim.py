@@ -1,0 +1,255 @@
+r"""PyTorch's optimizers (``torch.optim``): ``optimizer = eg.optim.SGD(model.parameters(),
+lr=0.1)``, then for each batch ``loss.backward(); optimizer.step(); optimizer.zero_grad()``.
+
+They bring no update rules of their own. Each picks the rule of ``eg.train`` (TF1's
+optimizers, written once in framework ops) that computes PyTorch's formula:
+
+* ``SGD`` is ``GradientDescentOptimizer``, or with ``momentum`` ``MomentumOptimizer`` (whose
+  ``dampening`` option is PyTorch's);
+* ``Adam`` is ``AdamOptimizer(epsilon_hat=False)``: PyTorch adds $\epsilon$ to $\sqrt{\hat v}$
+  after the bias correction, TF1 to $\sqrt v$ before it;
+* ``weight_decay`` $\lambda$ adds $\lambda w$ to the gradient first (L2 regularisation), for
+  every optimizer; ``AdamW`` instead shrinks $w$ by $1 - \eta\lambda$ ("decoupled").
+
+What is added here is PyTorch's bookkeeping. ``param_groups`` is a list of dicts, read again at
+every step, so that ``for g in optimizer.param_groups: g["lr"] = 0.01`` changes the learning
+rate. State is kept per parameter, as PyTorch keeps it: a parameter whose ``.grad`` is None is
+skipped, and its step count (Adam's bias correction) does not advance. So each parameter has a
+rule object of its own, which holds its slots and step count.
+
+The update is in place (``Variable.assign``, or ``copy_`` for a plain tensor), so the model
+keeps its parameter objects, and a graph recorded before the step refuses ``backward``.
+"""
+from collections.abc import Mapping
+
+from . import train
+from .context import enable_grad, no_grad
+from .ops.random import zeros_like
+from .tensor import Tensor
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW"]
+
+
+class Optimizer:
+    """The base of PyTorch-style optimizers: a subclass gives its ``defaults`` and ``rule``."""
+
+    decoupled_weight_decay = False      # AdamW's: shrink the weights instead of adding λw to g
+
+    def __init__(self, params, defaults):
+        self.defaults = dict(defaults)
+        self.param_groups = []
+        self._rules = {}                # (id(parameter), rule class) → that parameter's rule
+        if isinstance(params, Tensor):
+            raise TypeError(f"{self._name}: params must be an iterable of tensors, not one "
+                            "tensor: write [w] (or pass model.parameters()).")
+        groups = list(params)           # (model.parameters() may be a generator: read it once)
+        if not groups:
+            raise ValueError(
+                f"{self._name} got an empty parameter list. Pass model.parameters() of a model "
+                "whose weights exist: Keras layers such as eg.layers.Dense(10) make theirs on "
+                "the first call, so call the model on a batch first (or use eg.nn.Linear(in, "
+                "out), which makes them at once).")
+        for group in groups if isinstance(groups[0], Mapping) else [{"params": groups}]:
+            self.add_param_group(group)
+
+    @property
+    def _name(self):
+        return f"eg.optim.{type(self).__name__}"
+
+    def rule(self, group):
+        """``(rule class, settings)``: the ``eg.train`` rule that computes this optimizer's
+        update, and its constructor's arguments for ``group``'s current settings. The rules keep
+        those arguments as attributes of the same names, so later steps update them."""
+        raise NotImplementedError
+
+    def add_param_group(self, param_group):
+        """Add ``{"params": [...], "lr": ...}``: parameters with their own settings (the
+        optimizer's defaults fill in the rest)."""
+        if not isinstance(param_group, Mapping) or "params" not in param_group:
+            raise TypeError(f"{self._name}: a parameter group is a dict with a 'params' list, "
+                            f"such as {{'params': model.fc.parameters(), 'lr': 1e-3}}; got "
+                            f"{type(param_group).__name__}.")
+        group = dict(param_group)
+        params = group["params"]
+        group["params"] = [params] if isinstance(params, Tensor) else list(params)
+        if not group["params"]:
+            raise ValueError(f"{self._name}: a parameter group has an empty 'params' list.")
+        earlier = [p for g in self.param_groups for p in g["params"]]
+        seen = {id(p) for p in earlier}
+        for index, param in enumerate(group["params"], start=len(earlier)):
+            self._check_parameter(param, index)
+            if id(param) in seen:
+                raise ValueError(f"{self._name}: {_describe(param, index)} is listed twice; "
+                                 "each step would update it twice. List each parameter once.")
+            seen.add(id(param))
+        for key, value in self.defaults.items():
+            group.setdefault(key, value)
+        self.param_groups.append(group)
+
+    def _check_parameter(self, param, index):
+        if not isinstance(param, Tensor):
+            raise TypeError(
+                f"{self._name}: parameter {index} is a {type(param).__name__}, not a tensor. "
+                "Pass model.parameters(), or a list of tensors made with requires_grad=True "
+                "(eg.randn(3, 4, requires_grad=True)) or eg.Variable(...).")
+        if param.graph is not None:
+            raise TypeError(
+                f"{self._name}: {_describe(param, index)} belongs to a graph; eg.optim works "
+                "eagerly. In a graph use a TF1 optimizer and run its op: train_op = "
+                "eg.train.GradientDescentOptimizer(0.1).minimize(loss).")
+        if not param.is_floating_point():
+            raise TypeError(
+                f"{self._name}: {_describe(param, index)} has dtype {param.dtype}, and only "
+                "floating-point tensors have gradients to follow. Make it with "
+                "dtype=eg.float32.")
+        if not param.is_leaf:
+            raise ValueError(
+                f"{self._name}: {_describe(param, index)} was computed by an op "
+                f"({param.grad_fn.name}), so its values come from other tensors and step() "
+                "cannot change them. Optimise the leaf tensors it was computed from, or make "
+                "it a leaf with .detach().requires_grad_().")
+
+    # ------------------------------------------------------------------ the training step
+    def zero_grad(self, set_to_none=True):
+        """Forget the gradients of the last ``backward``: set each ``.grad`` to None (PyTorch
+        2's default), or to zeros with ``set_to_none=False``."""
+        for group in self.param_groups:
+            for param in group["params"]:
+                if set_to_none:
+                    param.grad = None
+                elif param.grad is not None:
+                    param.grad = zeros_like(param.grad)
+
+    def step(self, closure=None):
+        """Update, in place, each parameter that has a gradient, with its group's current
+        settings. ``closure``: a function that recomputes the loss (zero_grad, forward,
+        backward) and returns it; ``step`` then returns that loss."""
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        index = 0
+        with no_grad():
+            for group in self.param_groups:
+                for param in group["params"]:
+                    if param.grad is not None:
+                        self._update(param, index, group)
+                    index += 1
+        return loss
+
+    def _update(self, param, index, group):
+        grad = self._checked_gradient(param, index)
+        rule = self._rule_for(param, index, group)
+        decay = group["weight_decay"]
+        if decay and self.decoupled_weight_decay:
+            param.mul_(1 - group["lr"] * decay)
+        elif decay:
+            grad = grad + decay * param
+        rule.apply_gradients([(grad, param)])
+
+    def _checked_gradient(self, param, index):
+        grad = param.grad
+        if (grad.shape, grad.dtype, grad.device) != (param.shape, param.dtype, param.device):
+            raise ValueError(
+                f"{self._name}.step: {_describe(param, index)} is {_layout(param)}, but its "
+                f".grad is {_layout(grad)}; a gradient must match its parameter. Was .grad set "
+                "by hand? Set it to None (optimizer.zero_grad()) and call backward() again.")
+        return grad
+
+    def _rule_for(self, param, index, group):
+        """``param``'s own rule object, made at its first step and given ``group``'s current
+        settings at each (a changed ``lr``...); SGD's rule changes when momentum is turned on."""
+        rule_class, settings = self.rule(group)
+        key = (id(param), rule_class)
+        rule = self._rules.get(key)
+        if rule is None:
+            rule = self._rules[key] = rule_class(name=type(self).__name__, **settings)
+            return rule
+        vars(rule).update(settings)
+        for name in rule.get_slot_names():
+            slot = rule.get_slot(param, name)
+            if slot is not None and _layout(slot) != _layout(param):
+                raise ValueError(
+                    f"{self._name}.step: {_describe(param, index)} is now {_layout(param)}, but "
+                    f"the optimizer's state for it ({', '.join(rule.get_slot_names())}) is "
+                    f"{_layout(slot)}. Move or convert the model first and make the optimizer "
+                    f"after: model.to(...), then {self._name}(model.parameters(), ...).")
+        return rule
+
+    def __repr__(self):
+        text = f"{type(self).__name__} ("
+        for i, group in enumerate(self.param_groups):
+            text += f"\nParameter Group {i}\n" + "".join(
+                f"    {key}: {group[key]}\n" for key in sorted(group) if key != "params")
+        return text + ")"
+
+
+def _describe(param, index):
+    name = f" '{param.name}'" if getattr(param, "name", None) else ""
+    return f"parameter {index}{name} (shape {tuple(param.shape)})"
+
+
+def _layout(t):
+    return f"{t.dtype} on {t.device.name} with shape {tuple(t.shape)}"
+
+
+def _check(name, ok, problem):
+    if not ok:
+        raise ValueError(f"eg.optim.{name}: {problem}")
+
+
+class SGD(Optimizer):
+    r"""``torch.optim.SGD``: $w \leftarrow w - \eta g$. With ``momentum`` $\mu$:
+    $b \leftarrow \mu b + (1 - d) g$ ($b = g$ at the first step), $w \leftarrow w - \eta b$;
+    ``nesterov``: $w \leftarrow w - \eta (g + \mu b)$. ``weight_decay`` $\lambda$: $g + \lambda w$
+    is used for $g$."""
+
+    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0,
+                 nesterov=False):
+        _check("SGD", lr >= 0, f"lr must be 0 or more, got {lr}.")
+        _check("SGD", momentum >= 0, f"momentum must be 0 or more, got {momentum}.")
+        _check("SGD", weight_decay >= 0, f"weight_decay must be 0 or more, got {weight_decay}.")
+        _check("SGD", not nesterov or (momentum > 0 and dampening == 0),
+               "Nesterov momentum needs a momentum above 0 and dampening 0.")
+        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
+                                      weight_decay=weight_decay, nesterov=nesterov))
+
+    def rule(self, group):
+        if not group["momentum"]:
+            return train.GradientDescentOptimizer, {"learning_rate": group["lr"]}
+        return train.MomentumOptimizer, {"learning_rate": group["lr"],
+                                         "momentum": group["momentum"],
+                                         "use_nesterov": group["nesterov"],
+                                         "dampening": group["dampening"]}
+
+
+class Adam(Optimizer):
+    r"""``torch.optim.Adam``: $m \leftarrow \beta_1 m + (1-\beta_1) g$,
+    $v \leftarrow \beta_2 v + (1-\beta_2) g^2$, $w \leftarrow w - \eta \hat m / (\sqrt{\hat v} +
+    \epsilon)$ with the bias-corrected $\hat m = m / (1-\beta_1^t)$, $\hat v = v / (1-\beta_2^t)$.
+    ``weight_decay`` $\lambda$: $g + \lambda w$ is used for $g$ (L2; see ``AdamW``)."""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0):
+        name = type(self).__name__
+        _check(name, lr >= 0, f"lr must be 0 or more, got {lr}.")
+        _check(name, eps >= 0, f"eps must be 0 or more, got {eps}.")
+        _check(name, all(0 <= b < 1 for b in betas), f"betas must be in [0, 1), got {betas}.")
+        _check(name, weight_decay >= 0, f"weight_decay must be 0 or more, got {weight_decay}.")
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
+                                      weight_decay=weight_decay))
+
+    def rule(self, group):
+        beta1, beta2 = group["betas"]
+        return train.AdamOptimizer, {"learning_rate": group["lr"], "beta1": beta1,
+                                     "beta2": beta2, "epsilon": group["eps"],
+                                     "epsilon_hat": False}
+
+
+class AdamW(Adam):
+    r"""``torch.optim.AdamW``: Adam, with weight decay "decoupled" from the gradient
+    (Loshchilov & Hutter): $w \leftarrow (1 - \eta\lambda) w$, then Adam's step with $g$."""
+
+    decoupled_weight_decay = True
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
+        super().__init__(params, lr, betas, eps, weight_decay)
