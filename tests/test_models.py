@@ -480,3 +480,32 @@ def test_running_metrics_weights_resets_and_compile():
     assert logs["acc"] == pytest.approx((predicted == y).mean())
     with pytest.raises(TypeError, match="Mean averages values passed to it"):
         model.compile("sgd", "mse", metrics=[eg.keras.metrics.Mean()])
+
+
+def test_keras_mnist_mlp_example_of_the_dropout_slide(digits):
+    """The dropout slide's Sequential model inside the Keras example it comes from
+    (mnist_mlp.py: to_categorical labels, RMSprop, categorical cross-entropy), on the digits."""
+    keras = eg.keras
+    from edugraph.keras.layers import Dense, Dropout
+    from edugraph.keras.models import Sequential
+    (x_train, y_train), (x_test, y_test) = digits
+    num_classes = 10
+    x_train, x_test = x_train.reshape(-1, 64), x_test.reshape(-1, 64)
+    y_train = keras.utils.to_categorical(y_train, num_classes)
+    y_test = keras.utils.to_categorical(y_test, num_classes)
+    assert y_train.shape == (len(x_train), 10) and y_train.dtype == np.float32
+    np.testing.assert_array_equal(y_test.argmax(1), digits[1][1])
+    model = Sequential()
+    model.add(Dense(512, activation='relu', input_shape=(64,)))
+    model.add(Dropout(rate=0.2))
+    model.add(Dense(512, activation='relu'))
+    model.add(Dropout(rate=0.2))
+    model.add(Dense(num_classes, activation='softmax'))
+    model.compile(loss='categorical_crossentropy', optimizer=keras.optimizers.RMSprop(),
+                  metrics=['accuracy'])
+    history = model.fit(x_train, y_train, batch_size=128, epochs=20, verbose=0,
+                        validation_data=(x_test, y_test))
+    score = model.evaluate(x_test, y_test, verbose=0)
+    assert score[1] > 0.9 and history.history["val_accuracy"][-1] == pytest.approx(score[1])
+    with pytest.raises(ValueError, match=r"class ids must be in \[0, 3\)"):
+        keras.utils.to_categorical([0, 3], 3)

@@ -88,10 +88,15 @@ def test_trajectory_matches_torch(case):
     np.testing.assert_allclose(eager_trajectory(ours), expected, rtol=1e-6, atol=1e-9)
 
 
-def rmsprop_step(w, g, s, t, lr=0.01, decay=0.9, momentum=0.5, eps=1e-10):
-    s["ms"] = decay * s.get("ms", np.ones_like(w)) + (1 - decay) * g * g
+def rmsprop_step(w, g, s, t, lr=0.01, decay=0.9, momentum=0.5, eps=1e-10, ms=1.0):
+    s["ms"] = decay * s.get("ms", np.full_like(w, ms)) + (1 - decay) * g * g
     s["mom"] = momentum * s.get("mom", 0) + lr * g / np.sqrt(s["ms"] + eps)
     return w - s["mom"]
+
+
+def keras_rmsprop_step(w, g, s, t):
+    """Keras's RMSprop (and its defaults): the mean square starts at 0, not 1."""
+    return rmsprop_step(w, g, s, t, lr=0.001, decay=0.9, momentum=0.0, eps=1e-7, ms=0.0)
 
 
 def adam_hat_step(w, g, s, t, lr=0.05, b1=0.9, b2=0.999, eps=1e-3):
@@ -124,6 +129,7 @@ def proximal_adagrad_step(w, g, s, t, lr=0.1, l1=0.5, l2=0.1):
 FORMULA_CASES = {
     "rmsprop": (lambda: eg.train.RMSPropOptimizer(0.01, decay=0.9, momentum=0.5),
                 rmsprop_step),
+    "keras_rmsprop": (eg.keras.optimizers.RMSprop, keras_rmsprop_step),
     "adam_epsilon_hat": (lambda: eg.train.AdamOptimizer(0.05, epsilon=1e-3), adam_hat_step),
     "ftrl": (lambda: eg.train.FtrlOptimizer(0.1, l1_regularization_strength=0.05,
                                             l2_regularization_strength=0.01), ftrl_step),

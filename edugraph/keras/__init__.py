@@ -9,11 +9,12 @@ Keras's module names; ``eg.keras.optimizers`` holds Keras's optimizer names and 
 """
 import sys
 
+from . import utils
 from .. import initializers, layers, losses, models
 from ..models import Input, Model, Sequential, callbacks, metrics, optimizers
 
 __all__ = ["Sequential", "Model", "Input", "layers", "losses", "optimizers", "callbacks",
-           "metrics", "initializers", "models"]
+           "metrics", "initializers", "models", "utils"]
 
 # ``from edugraph.keras.layers import Embedding`` (the slides' import) finds the same modules;
 # ``eg.keras.models.Sequential`` is ``eg.keras.Sequential`` (TF2's quickstart spelling).

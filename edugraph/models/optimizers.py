@@ -1,6 +1,7 @@
 """Keras's optimizer names and defaults (``tf.keras.optimizers.Adam()``, ``compile("adam")``) on
-edugraph's update rules (``eg.train``). The rules are TF1's, so two details differ from Keras's
-own code: RMSprop's mean square starts at 1 (not 0) and Adagrad has no epsilon."""
+edugraph's update rules (``eg.train``), set up as Keras sets them up: RMSprop's mean square
+starts at 0 (TF1's at 1). One detail differs from Keras's own code: Adagrad has no epsilon
+(Keras adds 1e-7 to a root of at least 0.3)."""
 from .. import train
 
 __all__ = ["SGD", "Adam", "RMSprop", "Adagrad", "Adadelta", "Ftrl", "get"]
@@ -21,7 +22,7 @@ def Adam(learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, name="Adam
 
 def RMSprop(learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7, name="RMSprop"):
     return train.RMSPropOptimizer(learning_rate, decay=rho, momentum=momentum,
-                                  epsilon=epsilon, name=name)
+                                  epsilon=epsilon, name=name, initial_mean_square=0.0)
 
 
 def Adagrad(learning_rate=0.001, initial_accumulator_value=0.1, name="Adagrad"):

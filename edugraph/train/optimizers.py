@@ -71,16 +71,16 @@ class AdadeltaOptimizer(Optimizer):
 
 
 class RMSPropOptimizer(Optimizer):
-    r"""$s \leftarrow \beta s + (1-\beta) g^2$ (from ONES, as TF1);
-    $m \leftarrow \mu m + \eta g / \sqrt{s + \epsilon}$ ($\epsilon$ inside the root);
-    $w \leftarrow w - m$. Centered: $s - \bar g^2$ in the root."""
+    r"""$s \leftarrow \beta s + (1-\beta) g^2$ (from ONES, as TF1; Keras's RMSprop starts
+    from ``initial_mean_square=0``); $m \leftarrow \mu m + \eta g / \sqrt{s + \epsilon}$
+    ($\epsilon$ inside the root); $w \leftarrow w - m$. Centered: $s - \bar g^2$ in the root."""
 
     def __init__(self, learning_rate, decay=0.9, momentum=0.0, epsilon=1e-10,
-                 use_locking=False, centered=False, name="RMSProp"):
+                 use_locking=False, centered=False, name="RMSProp", *, initial_mean_square=1.0):
         super().__init__(learning_rate, use_locking, name)
         self.decay, self.momentum, self.epsilon, self.centered = decay, momentum, epsilon, \
             centered
-        self.slot_initial = {"rms": 1.0, "momentum": 0.0}
+        self.slot_initial = {"rms": initial_mean_square, "momentum": 0.0}
         if centered:
             self.slot_initial["mg"] = 0.0
 
