@@ -220,6 +220,15 @@ def test_parameters_modes_and_errors():
         model.compile("sgd", "mse")
         model.fit(np.ones((2, 3)), np.ones((3, 4)), verbose=0)
 
+    class Forgetful(eg.keras.Model):        # the dropout slide's subclass, abbreviated there
+        def __init__(self):
+            self.dense1 = layers.Dense(100)
+
+    with pytest.raises(AttributeError, match=r"Forgetful.__init__ must call "
+                       r"super\(\).__init__\(\) before it assigns layers or variables "
+                       r"\(self.dense1 = ...\)"):
+        Forgetful()
+
 
 def test_layers_build_the_same_maths_in_a_session_graph():
     rng = np.random.default_rng(0)

@@ -111,6 +111,11 @@ class Module:
 
     # ------------------------------------------------------------------ tracking
     def __setattr__(self, name, value):
+        if "_modules" not in self.__dict__ and isinstance(value, (Module, Variable)):
+            raise AttributeError(
+                f"{type(self).__name__}.__init__ must call super().__init__() before it "
+                f"assigns layers or variables (self.{name} = ...), as in Keras and PyTorch: "
+                "that call sets up the tracking of its weights.")
         if isinstance(value, Module):
             self._modules[name] = value
         elif isinstance(value, Variable):
