@@ -283,11 +283,12 @@ def accepting_aliases(**aliases):
     def decorate(fn):
         @functools.wraps(fn)
         def with_aliases(*args, **kwargs):
-            for alias, own in aliases.items():
-                if alias in kwargs:
-                    value = kwargs.pop(alias)
-                    if value is not None:
-                        kwargs[own] = value
+            if kwargs:                  # (eg.reduce_sum(x) runs once per step: kept short)
+                for alias, own in aliases.items():
+                    if alias in kwargs:
+                        value = kwargs.pop(alias)
+                        if value is not None:
+                            kwargs[own] = value
             return fn(*args, **kwargs)
         return with_aliases
     return decorate
@@ -298,11 +299,6 @@ accepting_torch_dims = accepting_aliases(dim="axis", keepdim="keepdims")
 # TF1's older ones: tf.reduce_sum(y_ * tf.log(y), reduction_indices=[1]) (the MNIST tutorial)
 accepting_tf1_keywords = accepting_aliases(reduction_indices="axis", keep_dims="keepdims",
                                            squeeze_dims="axis", dimension="axis")
-
-
-def axis_argument(axis):
-    """An op's axis argument as numpy takes it: None, an int, or a tuple (TF's lists too)."""
-    return tuple(axis) if isinstance(axis, list) else axis
 
 
 def rank_known(shape):

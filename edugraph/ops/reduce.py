@@ -4,7 +4,7 @@ import collections
 import math
 import numbers
 
-from .base import Op, apply, axis_argument, broadcast_like, rank_known, reduction_axes
+from .base import Op, apply, broadcast_like, rank_known, reduction_axes
 from .math import cast, equal, exp, maximum, minimum, to_float, where
 from .shape import expand_dims
 from ..errors import ShapeError
@@ -12,7 +12,8 @@ from ..errors import ShapeError
 
 class Reduction(Op):
     def __init__(self, axis=None, keepdims=False):
-        self.axis, self.keepdims = axis_argument(axis), keepdims
+        self.axis = tuple(axis) if axis.__class__ is list else axis     # TF's axis=[1]
+        self.keepdims = keepdims
 
     def explain_failure(self, shapes):
         return axis_failure(self.name, self.axis, shapes[0])

@@ -7,8 +7,8 @@ import operator
 
 import numpy as np
 
-from .base import (Op, ShapedLike, apply, apply_shaped_like, as_tensor, axis_argument,
-                   broadcast_array, sum_to_shape)
+from .base import (Op, ShapedLike, apply, apply_shaped_like, as_tensor, broadcast_array,
+                   sum_to_shape)
 from .random import zeros_like
 from ..errors import ShapeError
 from ..tensor import Tensor, tensor
@@ -109,7 +109,7 @@ class Squeeze(Op):
     name = "squeeze"
 
     def __init__(self, axis):
-        self.axis = axis_argument(axis)
+        self.axis = tuple(axis) if axis.__class__ is list else axis     # TF's axis=[1]
 
     def forward(self, xp, x):
         return xp.squeeze(x, self.axis)
