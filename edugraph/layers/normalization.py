@@ -65,21 +65,21 @@ class BatchNormalization(Module):
 
         def per_channel(v):     # (C,) → broadcastable against the input
             return v if axis == ndim - 1 or v is None else reshape(v, shape)
-        moving = per_channel(self.moving_mean), per_channel(self.moving_variance)
-        if isinstance(training, Tensor):
-            # TF1's is_training placeholder: both statistics, one picked when the graph runs;
-            # the moving averages move only while training (their momentum is 1 otherwise)
-            batch = moments(inputs, reduce_axes, keepdims=True)
-            momentum = 1 - (1 - self.momentum) * cast(training, inputs.dtype)
-            self._update_moving_averages(*(reshape(s, (-1,)) for s in batch), momentum)
-            mean, variance = (where(training, b, m) for b, m in zip(batch, moving))
-        elif training:
-            mean, variance = moments(inputs, reduce_axes, keepdims=True)
-            self._update_moving_averages(reshape(mean, (-1,)), reshape(variance, (-1,)),
-                                         self.momentum)
+        moving = self.moving_mean, self.moving_variance
+        fed = isinstance(training, Tensor)     # TF1's is_training placeholder
+        if fed or training:
+            statistics = moments(inputs, reduce_axes, keepdims=True)
+            # fed: the moving averages move only while training (momentum 1 otherwise), and
+            # the batch's or the moving statistics are picked when the graph runs
+            momentum = 1 - (1 - self.momentum) * cast(training, inputs.dtype) if fed else \
+                self.momentum
+            self._update_moving_averages(*(reshape(s, (-1,)) for s in statistics), momentum)
+            if fed:
+                statistics = [where(training, batch, per_channel(average))
+                              for batch, average in zip(statistics, moving)]
         else:
-            mean, variance = moving
-        return batch_normalization(inputs, mean, variance, per_channel(self.beta),
+            statistics = [per_channel(average) for average in moving]
+        return batch_normalization(inputs, *statistics, per_channel(self.beta),
                                    per_channel(self.gamma), self.epsilon)
 
     def _update_moving_averages(self, mean, variance, m):
