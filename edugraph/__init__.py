@@ -15,10 +15,10 @@ from .ops.activation import dropout, leaky_relu, log_softmax, relu, sigmoid, sof
 from .ops.base import (accepting_tf1_keywords as _accepting_tf1_keywords,
                        accepting_torch_dims as _accepting_torch_dims)
 from .ops.linalg import matmul
-from .ops.math import (abs, add, add_n, cast, clip, clip_by_value, divide, equal, exp,
-                       floordiv, floormod, greater, greater_equal, less, less_equal, log,
-                       logical_and, logical_not, logical_or, maximum, minimum, multiply, negative,
-                       not_equal, pow, sign, sqrt, square, subtract, where)
+from .ops.math import (abs, add, add_n, cast, clip, clip_by_value, divide, divide_no_nan,
+                       equal, exp, floordiv, floormod, greater, greater_equal, less, less_equal,
+                       log, logical_and, logical_not, logical_or, maximum, minimum, multiply,
+                       negative, not_equal, pow, sign, sqrt, square, subtract, where)
 from .ops.printing import print_ as print  # noqa: A001  (tf.print: prints when it runs)
 from .ops.random import (fill, manual_seed, ones, ones_like, rand, randn, random_normal,
                          random_uniform, range_ as range, truncated_normal, zeros,
@@ -67,7 +67,8 @@ clamp, full = clip, fill        # torch.clamp(x, min=0), torch.full((2, 3), 0.5)
     logsumexp))
 # tf.math: TF's namespace of the elementwise maths and reductions (tf.math.reduce_std(x))
 math = _SimpleNamespace(**{name: globals()[name] for name in (
-    "abs", "add", "add_n", "argmax", "argmin", "divide", "equal", "exp", "floordiv", "floormod",
+    "abs", "add", "add_n", "argmax", "argmin", "divide", "divide_no_nan", "equal", "exp",
+    "floordiv", "floormod",
     "greater", "greater_equal", "less", "less_equal", "log", "log_softmax", "logical_and",
     "logical_not", "logical_or", "maximum", "minimum", "multiply", "negative", "not_equal", "pow",
     "reduce_all", "reduce_any", "reduce_logsumexp", "reduce_max", "reduce_mean", "reduce_min",

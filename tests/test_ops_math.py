@@ -433,3 +433,14 @@ def test_floordiv_and_mod_operators_on_integers_and_numbers(device):
     np.testing.assert_array_equal((10 % on(device, np.array([3.0, -4.0]))).numpy(), [1.0, -2.0])
     x = on(device, np.array([5.0, -7.0]), requires_grad=True)
     assert not (x // 2.0).requires_grad            # piecewise constant: no gradient, as in TF
+
+
+def test_divide_no_nan_is_zero_where_the_divisor_is(device):
+    """tf.math.divide_no_nan: 0 (and a 0 gradient, not NaN) where y is 0."""
+    x = on(device, [1.0, 3.0, 2.0], requires_grad=True)
+    y = on(device, [2.0, 0.0, 0.5], requires_grad=True)
+    z = eg.math.divide_no_nan(x, y)
+    np.testing.assert_allclose(z.numpy(), [0.5, 0.0, 4.0])
+    z.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [0.5, 0.0, 2.0])
+    np.testing.assert_allclose(y.grad.numpy(), [-0.25, 0.0, -8.0])

@@ -16,7 +16,7 @@ import numpy as np
 from ..context import no_grad
 from ..losses import match_label_rank
 from ..ops.base import as_tensor
-from ..ops.math import abs, cast, divide, equal, greater, square, where
+from ..ops.math import abs, cast, divide_no_nan, equal, greater, square
 from ..ops.random import ones_like
 from ..ops.reduce import argmax, reduce_mean, reduce_sum
 from ..ops.shape import broadcast_to, reshape
@@ -84,8 +84,7 @@ class Metric:
 
     def result(self):
         """The mean so far (0 before anything was added, as in Keras)."""
-        seen = self.count > 0
-        return where(seen, divide(self.total, where(seen, self.count, 1.0)), 0.0)
+        return divide_no_nan(self.total, self.count)
 
     def reset_state(self):
         with no_grad():

@@ -353,6 +353,13 @@ def divide(x, y, name=None):
     return apply(Divide(), x, y, name=name)
 
 
+def divide_no_nan(x, y, name=None):
+    """x / y, and 0 where y is 0 (``tf.math.divide_no_nan``): the mean of nothing, a slope at a
+    kink. The division never sees a 0, so neither the value nor its gradient is NaN there."""
+    nonzero = not_equal(y, 0)
+    return where(nonzero, divide(x, where(nonzero, y, 1.0)), 0.0, name=name)
+
+
 def _is_float(value):
     """A float tensor or array, a Python float, or a list holding one."""
     dtype = getattr(value, "dtype", None)

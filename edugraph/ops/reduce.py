@@ -5,7 +5,7 @@ import math
 import numbers
 
 from .base import Op, apply, broadcast_like, rank_known, reduction_axes
-from .math import cast, equal, exp, maximum, minimum, to_float, where
+from .math import cast, divide_no_nan, equal, exp, maximum, minimum, to_float
 from .shape import expand_dims
 from ..errors import ShapeError
 
@@ -99,9 +99,7 @@ class Std(Variance):
         return xp.asarray(x.std(axis=self.axis, ddof=self.correction, keepdims=self.keepdims))
 
     def backward(self, grad, out, x):
-        positive = out > 0
-        grad_variance = where(positive, grad / (2 * where(positive, out, 1.0)), 0.0)
-        return super().backward(grad_variance, out, x)
+        return super().backward(divide_no_nan(grad, 2 * out), out, x)
 
 
 def _two_over_dof(x, axis, correction):
