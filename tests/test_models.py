@@ -518,3 +518,86 @@ def test_keras_mnist_mlp_example_of_the_dropout_slide(digits):
     assert score[1] > 0.9 and history.history["val_accuracy"][-1] == pytest.approx(score[1])
     with pytest.raises(ValueError, match=r"class ids must be in \[0, 3\)"):
         keras.utils.to_categorical([0, 3], 3)
+
+
+def test_keras_mnist_cnn_example_as_written(digits):
+    """Keras's mnist_cnn.py as written (backend's image layout, a loss *function* in compile,
+    Adadelta at Keras 2's learning rate of 1.0, for which the example was written), on the
+    digits."""
+    keras = eg.keras
+    from edugraph.keras import backend as K
+    from edugraph.keras.layers import Conv2D, Dense, Dropout, Flatten, MaxPooling2D
+    from edugraph.keras.models import Sequential
+    (x_train, y_train), (x_test, y_test) = digits
+    num_classes, img_rows, img_cols = 10, 8, 8
+    eg.manual_seed(0)
+    K.clear_session()
+    assert K.image_data_format() == 'channels_last'
+    x_train = x_train.reshape(x_train.shape[0], img_rows, img_cols, 1)
+    x_test = x_test.reshape(x_test.shape[0], img_rows, img_cols, 1)
+    input_shape = (img_rows, img_cols, 1)
+    y_train = keras.utils.to_categorical(y_train, num_classes)
+    y_test = keras.utils.to_categorical(y_test, num_classes)
+    model = Sequential()
+    model.add(Conv2D(32, kernel_size=(3, 3), activation='relu', input_shape=input_shape))
+    model.add(Conv2D(64, (3, 3), activation='relu'))
+    model.add(MaxPooling2D(pool_size=(2, 2)))
+    model.add(Dropout(0.25))
+    model.add(Flatten())
+    model.add(Dense(128, activation='relu'))
+    model.add(Dropout(0.5))
+    model.add(Dense(num_classes, activation='softmax'))
+    model.compile(loss=keras.losses.categorical_crossentropy,
+                  optimizer=keras.optimizers.Adadelta(learning_rate=1.0), metrics=['accuracy'])
+    model.fit(x_train, y_train, batch_size=128, epochs=12, verbose=0,
+              validation_data=(x_test, y_test))
+    score = model.evaluate(x_test, y_test, verbose=0)
+    assert score[1] > 0.9
+    assert [layer.name for layer in model.layers[:2]] == ["conv2d", "conv2d_1"]
+
+
+def test_a_loss_function_in_compile_is_averaged_over_the_batch(digits):
+    """Keras's loss functions give one value per example; compile(loss=function) trains on
+    their mean, exactly as the loss's name or object does. A custom loss written with the
+    backend's maths works the same way."""
+    (x, y), _ = digits
+    x, y = x[:256].reshape(-1, 64), eg.keras.utils.to_categorical(y[:256], 10)
+    histories = []
+    for loss in ("categorical_crossentropy", eg.keras.losses.categorical_crossentropy,
+                 eg.keras.losses.CategoricalCrossentropy()):
+        eg.manual_seed(3)
+        model = eg.Sequential([layers.Dense(10, activation="softmax", input_shape=(64,))])
+        model.compile("sgd", loss)
+        histories.append(model.fit(x, y, batch_size=64, epochs=3, verbose=0).history["loss"])
+    assert histories[0] == histories[1] == histories[2]
+    assert histories[0][-1] < histories[0][0]
+
+    K = eg.keras.backend
+
+    def rmse(y_true, y_pred):
+        return K.sqrt(K.mean(K.square(y_pred - y_true), axis=-1))
+    model.compile("sgd", rmse)
+    y_pred = model.predict(x)
+    per_example = np.sqrt(np.mean((y_pred - y) ** 2, axis=-1))
+    assert model.evaluate(x, y, batch_size=256, verbose=0) == pytest.approx(
+        per_example.mean(), rel=1e-5)
+    assert "LossFunctionWrapper(rmse)" == repr(eg.losses.get(rmse))
+
+
+def test_keras_backend_layout_names_and_maths():
+    K = eg.keras.backend
+    assert (K.floatx(), K.epsilon()) == ("float32", 1e-7)
+    K.set_image_data_format("channels_last")
+    with pytest.raises(ValueError, match=r"channels_last .* not 'channels_first'.*transpose"):
+        K.set_image_data_format("channels_first")
+    K.clear_session()
+    assert [layers.Dense(1).name for _ in range(2)] == ["dense", "dense_1"]
+    K.clear_session()
+    assert layers.Dense(1).name == "dense"
+    x = eg.tensor([[1., -4.], [3., 2.]])
+    np.testing.assert_allclose(K.mean(x, axis=-1).numpy(), [-1.5, 2.5])
+    np.testing.assert_allclose(K.sum(x, axis=0, keepdims=True).numpy(), [[4., -2.]])
+    np.testing.assert_allclose([K.max(x).item(), K.min(x).item()], [3., -4.])
+    np.testing.assert_array_equal(K.argmax(x).numpy(), [0, 0])
+    np.testing.assert_allclose(K.clip(x, 0., 2.).numpy(), [[1., 0.], [2., 2.]])
+    np.testing.assert_allclose(K.dot(x, x).numpy(), x.numpy() @ x.numpy())

@@ -9,12 +9,12 @@ Keras's module names; ``eg.keras.optimizers`` holds Keras's optimizer names and 
 """
 import sys
 
-from . import utils
+from . import backend, utils
 from .. import initializers, layers, losses, models
 from ..models import Input, Model, Sequential, callbacks, metrics, optimizers
 
 __all__ = ["Sequential", "Model", "Input", "layers", "losses", "optimizers", "callbacks",
-           "metrics", "initializers", "models", "utils"]
+           "metrics", "initializers", "models", "utils", "backend"]
 
 # ``from edugraph.keras.layers import Embedding`` (the slides' import) finds the same modules;
 # ``eg.keras.models.Sequential`` is ``eg.keras.Sequential`` (TF2's quickstart spelling).

@@ -271,6 +271,21 @@ class BinaryCrossentropy(_CrossEntropy):
     function = staticmethod(binary_crossentropy)
 
 
+class LossFunctionWrapper(Loss):
+    """A loss function given to ``compile`` (``loss=eg.keras.losses.categorical_crossentropy``
+    or one of your own): Keras functions give one loss per example, and training minimises
+    their mean over the batch, as Keras does."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def per_example(self, y_true, y_pred):
+        return self.fn(y_true, y_pred)
+
+    def __repr__(self):
+        return f"LossFunctionWrapper({getattr(self.fn, '__name__', self.fn)})"
+
+
 # ----------------------------------------------------------------------------- regularisation
 @_scoped
 def l2_loss(t):
@@ -325,12 +340,15 @@ _BY_NAME = {
 
 
 def get(identifier):
-    """A loss from a Keras name ("sparse_categorical_crossentropy", "mse"), or a callable."""
+    """A loss object from a Keras name ("sparse_categorical_crossentropy", "mse"), a loss
+    object or a function ``f(y_true, y_pred)`` (its values are averaged)."""
     if isinstance(identifier, str):
         if identifier not in _BY_NAME:
             raise ValueError(f"Unknown loss {identifier!r}. Known: {', '.join(sorted(_BY_NAME))},"
                              " or pass a function f(y_true, y_pred).")
         return _BY_NAME[identifier]()
-    if callable(identifier):
+    if isinstance(identifier, Loss):
         return identifier
+    if callable(identifier):
+        return LossFunctionWrapper(identifier)
     raise TypeError(f"loss must be a name or a callable, not {type(identifier).__name__}.")

@@ -47,6 +47,13 @@ def unique_name(base):
     return base if n == 0 else f"{base}_{n}"
 
 
+def reset_names():
+    """Number layers from the start again (``dense``, not ``dense_7``): Keras's
+    ``clear_session``."""
+    _eager_counters.clear()
+    _graph_counters.clear()
+
+
 def _snake_case(name):
     name = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
     return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower().replace("2_d", "2d")
