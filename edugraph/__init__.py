@@ -26,9 +26,9 @@ from .ops.random import (fill, manual_seed, ones, ones_like, rand, randn, random
 from .ops.reduce import (argmax, argmin, logsumexp, reduce_all, reduce_any, reduce_logsumexp,
                          reduce_max, reduce_mean, reduce_min, reduce_std, reduce_sum,
                          reduce_variance, std, torch_max, torch_min, var)
-from .ops.shape import (broadcast_to, cat, concat, copy_to, expand_dims, gather, identity,
-                        one_hot, permute, reshape, squeeze, stack, stop_gradient, transpose,
-                        unsqueeze)
+from .ops.shape import (broadcast_to, cat, concat, copy_to, expand_dims, flatten, gather,
+                        identity, one_hot, permute, reshape, squeeze, stack, stop_gradient,
+                        transpose, unsqueeze)
 from .tensor import (Tensor, as_dtype, bool_, float16, float32, float64, from_numpy, int8,
                      int16, int32, int64, tensor, uint8)
 from .variable import Variable

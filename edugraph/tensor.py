@@ -429,8 +429,12 @@ class Tensor:
     def amin(self, dim=None, keepdim=False):
         return _ops.reduce.reduce_min(self, dim, keepdim)
 
-    def argmax(self, dim=None): return _ops.reduce.argmax(self, dim)
-    def argmin(self, dim=None): return _ops.reduce.argmin(self, dim)
+    def argmax(self, dim=None, keepdim=False):
+        return _ops.reduce.argmax(self, dim, keepdims=keepdim)
+
+    def argmin(self, dim=None, keepdim=False):
+        return _ops.reduce.argmin(self, dim, keepdims=keepdim)
+
     def any(self, dim=None): return _ops.reduce.reduce_any(self, dim)
     def all(self, dim=None): return _ops.reduce.reduce_all(self, dim)
 
@@ -438,6 +442,9 @@ class Tensor:
         return _ops.shape.reshape(self, _sizes(shape))
 
     view = reshape
+
+    def view_as(self, other):
+        return _ops.shape.reshape_like(self, other)
 
     def transpose(self, dim0=-2, dim1=-1):
         """Swap two dimensions (PyTorch's meaning; ``eg.transpose(x, perm)`` is TF's)."""
@@ -476,7 +483,8 @@ class Tensor:
 
     def unsqueeze(self, dim): return _ops.shape.expand_dims(self, dim)
     def squeeze(self, dim=None): return _ops.shape.squeeze(self, dim)
-    def flatten(self): return _ops.shape.reshape(self, (-1,))
+    def flatten(self, start_dim=0, end_dim=-1):
+        return _ops.shape.flatten(self, start_dim, end_dim)
 
 
 def device_or_dtype(target, where):

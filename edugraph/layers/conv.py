@@ -2,7 +2,15 @@
 from . import activations
 from ..nn.module import Module, fan_in_shape
 from ..ops.conv import _pair, check_image_shape, conv2d, conv_output_size, max_pool2d
+from ..ops.conv import padding_argument
 from ..ops.reduce import reduce_mean
+
+
+def windows_grid(input_shape, kernel_size, strides, padding):
+    """(batch, rows, columns) of the windows that slide over NHWC images of ``input_shape``."""
+    paddings = (padding, padding) if isinstance(padding, str) else padding
+    return (input_shape[0],) + tuple(conv_output_size(n, k, s, p) for n, k, s, p in zip(
+        input_shape[1:3], kernel_size, strides, paddings))
 
 
 class Conv2D(Module):
@@ -16,7 +24,7 @@ class Conv2D(Module):
         self.filters = filters
         self.kernel_size = _pair(kernel_size, "kernel_size")
         self.strides = _pair(strides, "strides")
-        self.padding = padding.lower()
+        self.padding = padding_argument(padding)
         self.activation = activations.get(activation)
         self.use_bias = use_bias
         self.kernel_initializer, self.bias_initializer = kernel_initializer, bias_initializer
@@ -39,14 +47,12 @@ class Conv2D(Module):
 
     def compute_output_shape(self, input_shape):
         check_image_shape(input_shape, f"Conv2D '{self.name}'")
-        n, h, w, _ = input_shape
-        (kh, kw), (sh, sw) = self.kernel_size, self.strides
-        return (n, conv_output_size(h, kh, sh, self.padding),
-                conv_output_size(w, kw, sw, self.padding), self.filters)
+        return windows_grid(input_shape, self.kernel_size, self.strides, self.padding) + \
+            (self.filters,)
 
     def extra_repr(self):
         return (f"filters={self.filters}, kernel_size={self.kernel_size}, "
-                f"strides={self.strides}, padding='{self.padding}'")
+                f"strides={self.strides}, padding={self.padding!r}")
 
 
 class MaxPooling2D(Module):
@@ -56,17 +62,15 @@ class MaxPooling2D(Module):
         super().__init__(**kwargs)
         self.pool_size = _pair(pool_size, "pool_size")
         self.strides = self.pool_size if strides is None else _pair(strides, "strides")
-        self.padding = padding.lower()
+        self.padding = padding_argument(padding)
 
     def call(self, inputs):
         return max_pool2d(inputs, self.pool_size, self.strides, self.padding)
 
     def compute_output_shape(self, input_shape):
         check_image_shape(input_shape, f"MaxPooling2D '{self.name}'")
-        n, h, w, c = input_shape
-        (kh, kw), (sh, sw) = self.pool_size, self.strides
-        return (n, conv_output_size(h, kh, sh, self.padding),
-                conv_output_size(w, kw, sw, self.padding), c)
+        return windows_grid(input_shape, self.pool_size, self.strides, self.padding) + \
+            (input_shape[3],)
 
     def extra_repr(self):
         return f"pool_size={self.pool_size}, strides={self.strides}"

@@ -1,12 +1,10 @@
 """The everyday layers: Dense, Activation, Flatten, Reshape, Dropout; Add and Concatenate merge."""
-import math
-
 from . import activations
 from ..nn.module import Module, fan_in_shape
 from ..ops.activation import dropout
 from ..ops.linalg import matmul
 from ..ops.math import add
-from ..ops.shape import concat, reshape
+from ..ops.shape import concat, flatten, flattened_shape, reshape
 from ..errors import ShapeError
 
 
@@ -87,12 +85,14 @@ class LeakyReLU(Activation):
 class Flatten(Module):
     """(batch, a, b, ...) → (batch, a·b·...): images into vectors for a Dense layer."""
 
+    start_dim, end_dim = 1, -1          # (PyTorch's nn.Flatten chooses them)
+
     def call(self, inputs):
-        return reshape(inputs, (-1, math.prod(inputs.shape[1:])))
+        return flatten(inputs, self.start_dim, self.end_dim)
 
     def compute_output_shape(self, input_shape):
-        rest = input_shape[1:]
-        return (input_shape[0], None if None in rest else math.prod(rest))
+        return flattened_shape(input_shape, self.start_dim, self.end_dim,
+                               f"{type(self).__name__} '{self.name}'")
 
 
 class Reshape(Module):

@@ -4,30 +4,43 @@
   ``batch_normalization``, ``sparse_softmax_cross_entropy_with_logits``...;
 * ``Module``, the base class of every layer and model (see ``module.py``);
 * PyTorch's class names, as thin aliases of the Keras layers in ``eg.layers`` (one
-  implementation each; they differ only in constructor arguments, in starting in training
-  mode, as PyTorch modules do, and in printing as PyTorch prints them). ``Linear``'s
-  ``kernel`` is PyTorch's ``weight`` transposed. ``Sequential`` is Keras's with PyTorch's
-  habits. There is no ``Conv2d`` alias: edugraph's images are NHWC (Keras), PyTorch's NCHW,
-  and a same-named class with a different layout would mislead; use ``eg.layers.Conv2D``;
-* PyTorch's loss modules, ``CrossEntropyLoss``, ``MSELoss``, ``L1Loss``, and
+  implementation each; they differ in constructor arguments, in PyTorch's initial weights, in
+  starting in training mode, as PyTorch modules do, and in printing as PyTorch prints them).
+  ``Linear``'s ``kernel`` is PyTorch's ``weight`` transposed. ``Conv2d`` and ``MaxPool2d``
+  take PyTorch's NCHW images (batch, channels, height, width) and transpose them to the Keras
+  layers' NHWC and back; ``Conv2d``'s ``kernel`` is Keras's (kH, kW, in, out), PyTorch's
+  ``weight`` is ``kernel.permute(3, 2, 0, 1)``. ``Sequential`` is Keras's with PyTorch's
+  habits;
+* PyTorch's loss modules, ``CrossEntropyLoss``, ``NLLLoss``, ``MSELoss``, ``L1Loss``, and
   ``torch.nn.functional`` as ``eg.nn.functional`` (``import edugraph.nn.functional as F``).
 """
+import math
 from collections.abc import Mapping
 
 from ..ops.activation import (  # noqa: F401
     dropout, leaky_relu, log_softmax, relu, sigmoid, softmax, tanh)
-from ..ops.conv import conv2d, extract_patches, max_pool, max_pool2d  # noqa: F401
+from ..ops.conv import _pair, conv2d, extract_patches, max_pool, max_pool2d  # noqa: F401
 from ..ops.base import accepting_tf1_keywords as _accepting_tf1_keywords
 from ..ops.reduce import logsumexp, moments  # noqa: F401
 from .module import KerasTensor, Module  # noqa: F401
 from . import functional
 from .. import layers as _layers
 from ..models import sequential as _sequential
+from ..initializers import RandomUniform as _RandomUniform
 from ..layers.normalization import batch_normalization  # noqa: F401
 from ..losses import (sigmoid_cross_entropy_with_logits, l2_loss,  # noqa: F401
                       softmax_cross_entropy_with_logits, sparse_softmax_cross_entropy_with_logits)
 
 moments = _accepting_tf1_keywords(moments)      # TF1 spells keepdims keep_dims
+
+
+def _pytorch_initial_weights(fan_in, kwargs):
+    """PyTorch's default for Linear and Conv2d: weights and biases uniform in ±1/√fan_in
+    (its kaiming_uniform with a = √5), not Keras's Glorot weights and zero biases."""
+    bound = 1 / math.sqrt(fan_in)
+    kwargs.setdefault("kernel_initializer", _RandomUniform(-bound, bound))
+    kwargs.setdefault("bias_initializer", _RandomUniform(-bound, bound))
+    return kwargs
 
 
 class Linear(_layers.Dense):
@@ -36,12 +49,66 @@ class Linear(_layers.Dense):
     training = True
 
     def __init__(self, in_features, out_features, bias=True, **kwargs):
-        super().__init__(out_features, use_bias=bias, input_dim=in_features, **kwargs)
+        super().__init__(out_features, use_bias=bias, input_dim=in_features,
+                         **_pytorch_initial_weights(in_features, kwargs))
         self.build_for((None, in_features))
 
     def extra_repr(self):
         return f"in_features={self.kernel.shape[0]}, out_features={self.units}, " \
                f"bias={self.use_bias}"
+
+
+class _ChannelsFirst:
+    """PyTorch's NCHW images through a Keras layer built for NHWC: shapes and tensors are
+    transposed on the way in and back on the way out."""
+
+    def build(self, input_shape):
+        super().build(_nhwc(input_shape, self))
+
+    def compute_output_shape(self, input_shape):
+        n, h, w, c = super().compute_output_shape(_nhwc(input_shape, self))
+        return (n, c, h, w)
+
+    def call(self, inputs):
+        where = f"{type(self).__name__} '{self.name}'"
+        return functional.channels_first(super().call(functional.channels_last(inputs, where)))
+
+
+def _nhwc(shape, layer):
+    n, c, h, w = functional.check_images(shape, f"{type(layer).__name__} '{layer.name}'")
+    return (n, h, w, c)
+
+
+class Conv2d(_ChannelsFirst, _layers.Conv2D):
+    """``nn.Conv2d(in_channels, out_channels, kernel_size, stride=1, padding=0, bias=True)`` on
+    NCHW images; ``padding``: zeros on each side, or "valid" / "same"."""
+
+    training = True
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, bias=True,
+                 **kwargs):
+        fan_in = in_channels * math.prod(_pair(kernel_size, "kernel_size"))
+        super().__init__(out_channels, kernel_size, stride, padding, use_bias=bias,
+                         **_pytorch_initial_weights(fan_in, kwargs))
+        self.build_for((None, in_channels, None, None))
+
+    def extra_repr(self):
+        padding = "" if self.padding in ((0, 0), "valid") else f", padding={self.padding}"
+        return (f"{self.kernel.shape[2]}, {self.filters}, kernel_size={self.kernel_size}, "
+                f"stride={self.strides}{padding}" + ("" if self.use_bias else ", bias=False"))
+
+
+class MaxPool2d(_ChannelsFirst, _layers.MaxPooling2D):
+    """``nn.MaxPool2d(kernel_size, stride=None, padding=0)`` on NCHW images; the stride
+    defaults to the window."""
+
+    training = True
+
+    def __init__(self, kernel_size, stride=None, padding=0, **kwargs):
+        super().__init__(kernel_size, stride, padding, **kwargs)
+
+    def extra_repr(self):
+        return f"kernel_size={self.pool_size}, stride={self.strides}, padding={self.padding}"
 
 
 class Dropout(_layers.Dropout):
@@ -97,12 +164,16 @@ class ReLU(_layers.ReLU):
 
 
 class Flatten(_layers.Flatten):
-    """``nn.Flatten()``: (batch, a, b, ...) → (batch, a·b·...)."""
+    """``nn.Flatten(start_dim=1, end_dim=-1)``: (batch, a, b, ...) → (batch, a·b·...)."""
 
     training = True
 
+    def __init__(self, start_dim=1, end_dim=-1, **kwargs):
+        super().__init__(**kwargs)
+        self.start_dim, self.end_dim = start_dim, end_dim
+
     def extra_repr(self):
-        return "start_dim=1, end_dim=-1"
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
 
 
 class Sequential(_sequential.Sequential):
@@ -165,6 +236,18 @@ class CrossEntropyLoss(_Loss):
     def forward(self, input, target):
         return functional.cross_entropy(input, target, self.weight, self.reduction,
                                         self.label_smoothing)
+
+
+class NLLLoss(_Loss):
+    """``nn.NLLLoss()(log_probs, class_ids)``: the negative log-likelihood of the target
+    classes, from log-probabilities (see ``functional.nll_loss``; ``weight`` per class)."""
+
+    def __init__(self, weight=None, *, reduction="mean"):
+        super().__init__(reduction)
+        self.weight = weight
+
+    def forward(self, input, target):
+        return functional.nll_loss(input, target, self.weight, self.reduction)
 
 
 class MSELoss(_Loss):

@@ -3,23 +3,26 @@ arguments for edugraph's ops and losses, so that ``F.relu(self.fc1(x))`` and
 ``F.cross_entropy(logits, y)`` run as written. Each function is a thin alias: the maths lives
 in ``edugraph/ops`` and ``edugraph/losses``.
 
-Two of PyTorch's layouts differ from TF's, and these functions take PyTorch's: ``linear``'s
-weight is (out_features, in_features), the transpose of a Dense kernel; ``cross_entropy``
-finds the classes in dimension 1, ``(N, C)`` or ``(N, C, d1, ...)``, where TF puts them last.
+Three of PyTorch's layouts differ from TF's, and these functions take PyTorch's: ``linear``'s
+weight is (out_features, in_features), the transpose of a Dense kernel; images are NCHW
+(batch, channels, height, width) where TF's are NHWC, and ``conv2d``'s weight is (out_channels,
+in_channels, kH, kW); ``cross_entropy`` and ``nll_loss`` find the classes in dimension 1,
+``(N, C)`` or ``(N, C, d1, ...)``, where TF puts them last.
 """
 from ..errors import ShapeError
 from ..losses import _check_class_ids, _compatible, softmax_cross_entropy_with_logits
 from ..losses import _labels_and_predictions
-from ..ops import activation as _activation
+from ..ops import activation as _activation, conv as _conv
 from ..ops.activation import relu, sigmoid, tanh  # noqa: F401  (PyTorch's arguments already)
 from ..ops.linalg import matmul
 from ..ops.math import abs, cast, square, to_float
 from ..ops.reduce import reduce_mean, reduce_sum
+from ..ops.base import as_tensor
 from ..ops.shape import gather, one_hot, transpose
 from ..tensor import Tensor, tensor
 
 __all__ = ["relu", "leaky_relu", "sigmoid", "tanh", "softmax", "log_softmax", "dropout",
-           "linear", "cross_entropy", "mse_loss", "l1_loss"]
+           "linear", "conv2d", "max_pool2d", "cross_entropy", "nll_loss", "mse_loss", "l1_loss"]
 
 REDUCTIONS = ("mean", "sum", "none")
 
@@ -56,6 +59,53 @@ def linear(input, weight, bias=None):
     return y if bias is None else y + bias
 
 
+# ----------------------------------------------------------------------------- images, NCHW
+def conv2d(input, weight, bias=None, stride=1, padding=0):
+    r"""2-D convolution of NCHW images with PyTorch's ``weight``, (out_channels, in_channels,
+    kH, kW); ``padding``: zeros on each side (an int or a pair), or "valid" / "same". It is
+    edugraph's (NHWC) ``conv2d`` between two transposes: only the layouts differ."""
+    input, weight = as_tensor(input), as_tensor(weight)
+    if len(weight.shape) != 4:
+        raise ShapeError(f"conv2d: the weight must be 4-D, (out_channels, in_channels, kH, kW), "
+                         f"got shape {tuple(weight.shape)}.")
+    images = channels_last(input, "conv2d")
+    if images.shape[-1] not in (weight.shape[1], None):
+        raise ShapeError(
+            f"conv2d: the input of shape {tuple(input.shape)} has {input.shape[1]} channels "
+            f"(NCHW: dimension 1), but the weight of shape {tuple(weight.shape)} takes "
+            f"{weight.shape[1]} (PyTorch's layout, (out_channels, in_channels, kH, kW)).")
+    y = _conv.conv2d(images, transpose(weight, (2, 3, 1, 0)), stride, padding)
+    return channels_first(y if bias is None else y + bias)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0):
+    """The largest value of each ``kernel_size`` window of NCHW images; ``stride`` defaults
+    to the window, as PyTorch's does, and ``padding`` pads with −∞."""
+    return channels_first(_conv.max_pool2d(channels_last(input, "max_pool2d"), kernel_size,
+                                           stride, padding))
+
+
+def channels_last(images, where):
+    """PyTorch's NCHW images as edugraph's NHWC (a transpose: a node in the graph)."""
+    images = as_tensor(images)
+    check_images(images.shape, where)
+    return transpose(images, (0, 2, 3, 1))
+
+
+def check_images(shape, where):
+    """``shape``, if it is that of NCHW images (4-D)."""
+    if len(shape) != 4:
+        raise ShapeError(f"{where} expects 4-D images laid out as PyTorch's, (batch, channels, "
+                         f"height, width); got shape {tuple(shape)}. Add the channel axis of "
+                         "grey images with x.unsqueeze(1).")
+    return shape
+
+
+def channels_first(images):
+    """NHWC images back as NCHW."""
+    return transpose(images, (0, 3, 1, 2))
+
+
 # ----------------------------------------------------------------------------- losses
 def cross_entropy(input, target, weight=None, reduction="mean", label_smoothing=0.0):
     r"""Softmax cross-entropy from logits ``input`` (classes in dimension 1) and ``target``:
@@ -73,13 +123,9 @@ def cross_entropy(input, target, weight=None, reduction="mean", label_smoothing=
     target = target if isinstance(target, Tensor) else tensor(target, device=logits.device)
     class_ids = target.dtype.kind in "iu"
     if class_ids:
-        if not _compatible(target.shape, logits.shape[:-1]):
-            raise ShapeError(
-                f"cross_entropy: the target of shape {tuple(target.shape)} should hold one class "
-                f"id for each example of the input {tuple(input.shape)} (classes in dimension "
-                f"1), i.e. have shape {tuple(logits.shape[:-1])}. For one-hot or probability "
-                "targets use a float tensor shaped like the input (target.float()).")
-        _check_class_ids(target, num_classes, "cross_entropy")
+        _check_class_id_target(target, logits, input, "cross_entropy", " For one-hot or "
+                               "probability targets use a float tensor shaped like the input "
+                               "(target.float()).")
         labels = one_hot(target, num_classes, logits.dtype)
     elif target.dtype.kind == "f":
         if not _compatible(target.shape, input.shape):
@@ -94,12 +140,30 @@ def cross_entropy(input, target, weight=None, reduction="mean", label_smoothing=
     if label_smoothing:
         labels = labels * (1 - label_smoothing) + label_smoothing / num_classes
     if weight is not None:
-        weight = _class_weights(weight, num_classes, logits)
+        weight = _class_weights(weight, num_classes, logits, "cross_entropy")
         labels = labels * weight
     losses = softmax_cross_entropy_with_logits(labels, logits)
-    if reduction == "mean" and weight is not None and class_ids:
-        return reduce_sum(losses) / reduce_sum(gather(weight, target))
-    return _reduced(losses, reduction)
+    return _reduced(losses, reduction, weight if class_ids else None, target)
+
+
+def nll_loss(input, target, weight=None, reduction="mean"):
+    r"""The negative log-likelihood $-w_y\, x_y$ of each example's target class $y$, from
+    log-probabilities ``input`` (classes in dimension 1: ``F.log_softmax(x, dim=1)``) and
+    integer class ids ``target``. ``F.cross_entropy(x, y)`` is
+    ``F.nll_loss(F.log_softmax(x, dim=1), y)``; the weighted mean divides by the summed
+    weights of the target classes, as PyTorch's does."""
+    check_reduction(reduction, "nll_loss")
+    log_probs = _classes_last(to_float(input))
+    target = target if isinstance(target, Tensor) else tensor(target, device=log_probs.device)
+    if target.dtype.kind not in "iu":
+        raise TypeError(f"nll_loss: the target must hold integer class ids, not {target.dtype} "
+                        "values (target.long()).")
+    _check_class_id_target(target, log_probs, input, "nll_loss")
+    picked = one_hot(target, log_probs.shape[-1], log_probs.dtype)
+    if weight is not None:
+        weight = _class_weights(weight, log_probs.shape[-1], log_probs, "nll_loss")
+        picked = picked * weight
+    return _reduced(-reduce_sum(picked * log_probs, -1), reduction, weight, target)
 
 
 def mse_loss(input, target, reduction="mean"):
@@ -121,8 +185,12 @@ def check_reduction(reduction, where):
     return reduction
 
 
-def _reduced(losses, reduction):
+def _reduced(losses, reduction, class_weight=None, class_ids=None):
+    """The mean, sum or each of ``losses``; a mean weighted by ``class_weight`` divides by the
+    weights of the examples' classes, ``class_ids``."""
     if reduction == "mean":
+        if class_weight is not None:
+            return reduce_sum(losses) / reduce_sum(gather(class_weight, class_ids))
         return reduce_mean(losses)
     return reduce_sum(losses) if reduction == "sum" else losses
 
@@ -141,6 +209,16 @@ def _same_shape(input, target, where, reduction):
     return input, target
 
 
+def _check_class_id_target(target, logits, input, where, hint=""):
+    """One valid class id per example: ``target``'s shape is ``logits``' without the classes."""
+    if not _compatible(target.shape, logits.shape[:-1]):
+        raise ShapeError(
+            f"{where}: the target of shape {tuple(target.shape)} should hold one class id for "
+            f"each example of the input {tuple(input.shape)} (classes in dimension 1), i.e. "
+            f"have shape {tuple(logits.shape[:-1])}.{hint}")
+    _check_class_ids(target, logits.shape[-1], where)
+
+
 def _classes_last(x):
     """PyTorch's (N, C, d1, ...) as TF's (N, d1, ..., C); (N, C) and (C,) stay as they are."""
     if x.ndim <= 2:
@@ -148,9 +226,9 @@ def _classes_last(x):
     return transpose(x, (0,) + tuple(range(2, x.ndim)) + (1,))
 
 
-def _class_weights(weight, num_classes, logits):
+def _class_weights(weight, num_classes, logits, where):
     weight = weight if isinstance(weight, Tensor) else tensor(weight, device=logits.device)
     if tuple(weight.shape) != (num_classes,):
-        raise ShapeError(f"cross_entropy: weight must hold one number per class, shape "
+        raise ShapeError(f"{where}: weight must hold one number per class, shape "
                          f"({num_classes},), but it has shape {tuple(weight.shape)}.")
     return cast(weight, logits.dtype)

@@ -82,32 +82,45 @@ class Col2Im(ShapedLike):
 
 
 # ----------------------------------------------------------------------------- functions
-def _pair(value, what):
+def _pair(value, what, smallest=1):
     pair = (value, value) if isinstance(value, int) else tuple(value)
     if len(pair) == 4:                      # TF1 style [1, s, s, 1]
         pair = pair[1:3]
-    if len(pair) != 2 or not all(isinstance(v, int) and v > 0 for v in pair):
-        raise ValueError(f"{what} must be a positive int or a pair of them, got {value!r}.")
+    if len(pair) != 2 or not all(isinstance(v, int) and v >= smallest for v in pair):
+        kind = "a positive int" if smallest else "an int, 0 or more,"
+        raise ValueError(f"{what} must be {kind} or a pair of them, got {value!r}.")
     return pair
+
+
+def padding_argument(padding):
+    """``padding`` checked: "valid", "same", or zeros on each side, (height, width) (PyTorch's
+    ``padding=1``)."""
+    if isinstance(padding, str):
+        if padding.lower() not in ("valid", "same"):
+            raise ValueError(f"padding must be 'valid', 'same' or a number of zeros on each "
+                             f"side (an int or a (height, width) pair), got {padding!r}.")
+        return padding.lower()
+    return _pair(padding, "padding", smallest=0)
 
 
 def conv_output_size(size, kernel, stride, padding):
     """Output length along one axis: ``ceil(size / stride)`` for "same",
-    ``floor((size − kernel) / stride) + 1`` for "valid"."""
+    ``floor((size + 2 padding − kernel) / stride) + 1`` otherwise ("valid": no padding)."""
     if size is None:
         return None
     if padding == "same":
         return math.ceil(size / stride)
-    return (size - kernel) // stride + 1
+    return (size + 2 * (0 if padding == "valid" else padding) - kernel) // stride + 1
 
 
 def _padding(padding, in_size, kernel_size, strides):
-    """((top, bottom), (left, right)) for "valid" (none) or "same" (TF: extra pixel at the end)."""
-    padding = padding.lower()
+    """((top, bottom), (left, right)): none for "valid", TF's "same" (an extra pixel at the
+    end), or the given zeros on each side."""
+    padding = padding_argument(padding)
     if padding == "valid":
         return ((0, 0), (0, 0))
     if padding != "same":
-        raise ValueError(f"padding must be 'valid' or 'same', got {padding!r}.")
+        return tuple((n, n) for n in padding)
     pads = []
     for size, k, s in zip(in_size, kernel_size, strides):
         total = max((math.ceil(size / s) - 1) * s + k - size, 0)

@@ -151,11 +151,11 @@ class LogSumExp(Reduction):
 class ArgReduction(Op):
     differentiable = False
 
-    def __init__(self, name, axis):
-        self.name, self.axis = name, axis
+    def __init__(self, name, axis, keepdims=False):
+        self.name, self.axis, self.keepdims = name, axis, keepdims
 
     def forward(self, xp, x):
-        return xp.asarray(getattr(xp, self.name)(x, axis=self.axis))
+        return xp.asarray(getattr(xp, self.name)(x, axis=self.axis, keepdims=self.keepdims))
 
     def explain_failure(self, shapes):
         return axis_failure(self.name, self.axis, shapes[0])
@@ -286,12 +286,13 @@ def logsumexp(x, axis=None, keepdims=False, name=None):
 reduce_logsumexp = logsumexp
 
 
-def argmax(x, axis=None, name=None):
-    return apply(ArgReduction("argmax", axis), x, name=name)
+def argmax(x, axis=None, name=None, *, keepdims=False):
+    """The index of the largest value along ``axis`` (of the flattened tensor without one)."""
+    return apply(ArgReduction("argmax", axis, keepdims), x, name=name)
 
 
-def argmin(x, axis=None, name=None):
-    return apply(ArgReduction("argmin", axis), x, name=name)
+def argmin(x, axis=None, name=None, *, keepdims=False):
+    return apply(ArgReduction("argmin", axis, keepdims), x, name=name)
 
 
 def reduce_any(x, axis=None, keepdims=False, name=None):

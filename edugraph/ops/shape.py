@@ -375,6 +375,31 @@ def reshape(x, shape, name=None):
     return apply(Reshape(sizes), x, name=name)
 
 
+def flatten(x, start_dim=0, end_dim=-1, name=None):
+    """Dimensions ``start_dim`` to ``end_dim`` merged into one (``torch.flatten``):
+    ``flatten(x, 1)`` makes each example of a batch one vector."""
+    x = as_tensor(x)
+    shape = flattened_shape(x.shape, start_dim, end_dim, "flatten")
+    if shape.count(None) > 1:
+        raise ShapeError(f"flatten({start_dim}, {end_dim}) of a tensor of shape {x.shape} "
+                         "would leave more than one size unknown; give the graph's "
+                         "placeholder more of its shape.")
+    return reshape(x, tuple(-1 if n is None else n for n in shape), name=name)
+
+
+def flattened_shape(shape, start_dim, end_dim, where):
+    """``shape`` with dimensions ``start_dim``..``end_dim`` merged (None where unknown)."""
+    ndim = max(len(shape), 1)                       # (a scalar flattens to shape (1,))
+    start, end = (d + ndim if isinstance(d, int) and d < 0 else d for d in (start_dim, end_dim))
+    if not all(isinstance(d, int) and 0 <= d < ndim for d in (start, end)) or start > end:
+        raise ShapeError(f"{where}(start_dim={start_dim}, end_dim={end_dim}): a tensor of shape "
+                         f"{tuple(shape)} has dimensions {-ndim}..{ndim - 1}, and start_dim "
+                         "must not come after end_dim.")
+    merged = shape[start:end + 1] or (1,)
+    size = None if None in merged else int(np.prod(merged))
+    return tuple(shape[:start]) + (size,) + tuple(shape[end + 1:])
+
+
 def reshape_like(x, like, name=None):
     if x.shape == like.shape and None not in like.shape:
         return x
