@@ -38,6 +38,8 @@ from .view import GraphView, graph_view
 from . import data, datasets, initializers, layers, losses, train  # noqa: E402,F401
 from . import autograd, keras  # noqa: E402,F401  (torch.autograd, tf.keras)
 from . import cuda, optim  # noqa: E402,F401  (torch.cuda, torch.optim)
+from . import utils  # noqa: E402,F401  (torch.utils: eg.utils.data.DataLoader...)
+from .utils.serialization import load, save  # noqa: E402  (torch.save, torch.load)
 from .graph import *  # noqa: E402,F401,F403
 from .initializers import (glorot_normal as glorot_normal_initializer,  # noqa: E402  (TF1 names)
                            glorot_uniform as glorot_uniform_initializer,

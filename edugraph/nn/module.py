@@ -21,7 +21,7 @@ import inspect
 import itertools
 import re
 import weakref
-from collections import defaultdict
+from collections import OrderedDict, defaultdict, namedtuple
 
 import numpy as np
 
@@ -342,6 +342,35 @@ class Module:
         return KerasTensor(out_shape, dtype, layer=self, inputs=args, kwargs=kwargs)
 
     # ------------------------------------------------------------------ saving and showing
+    def state_dict(self):
+        """Every variable by its dotted name, as PyTorch's ``model.state_dict()``.
+
+        An ``OrderedDict`` of name → tensor with the names ``named_variables()`` gives
+        (``"fc1.kernel"``, ``"0.bias"``), non-trainable variables such as batch norm's
+        ``moving_mean`` included. Save it with ``eg.save(model.state_dict(), path)`` and
+        restore it with ``model.load_state_dict(eg.load(path))``.
+
+        The names are edugraph's, so a PyTorch state dict does not load as it is:
+        ``Linear`` (Keras's ``Dense``) keeps ``kernel`` of shape (in, out), PyTorch's
+        ``weight`` transposed; batch norm keeps ``gamma``, ``beta``, ``moving_mean``,
+        ``moving_variance`` for PyTorch's ``weight``, ``bias``, ``running_mean``,
+        ``running_var``.
+
+        As in PyTorch, the tensors share memory with the variables: training on changes
+        them too. For a snapshot (the best weights so far) copy them:
+        ``{k: v.clone() for k, v in model.state_dict().items()}``."""
+        return OrderedDict((name, var.detach()) for name, var in self.named_variables())
+
+    def load_state_dict(self, state_dict, strict=True):
+        """Copy the values of a ``state_dict()`` into this model's variables, as PyTorch's.
+
+        The variables stay the same objects (an optimizer made for them keeps working) on
+        their devices and in their dtypes. ``strict``: every variable must get a value and
+        every value must have a variable; ``strict=False`` loads the names that match and
+        returns ``(missing_keys, unexpected_keys)``. Shapes must always match. Errors list
+        every problem (RuntimeError, as PyTorch raises)."""
+        return self._load_named(state_dict, "state_dict", strict, RuntimeError)
+
     def save_weights(self, path):
         """All variables to an ``.npz`` file, by name (see ``load_weights``)."""
         np.savez(path, **{name: var.numpy() for name, var in self.named_variables()})
@@ -351,19 +380,33 @@ class Module:
         with np.load(path) as stored:
             self._load_named(stored, "weights")
 
-    def _load_named(self, stored, what):
+    def _load_named(self, stored, what, strict=True, error=ValueError):
+        """Copy ``stored`` (name → array or tensor) into the variables of the same names, or
+        raise ``error`` naming every problem first. (Keras's ``load_weights`` raises
+        ValueError, PyTorch's ``load_state_dict`` RuntimeError.)"""
         variables = dict(self.named_variables())
-        missing = [n for n in variables if n not in stored]
-        if missing:
-            raise ValueError(f"{self.name}: the file has no {what} for {missing}. It holds "
-                             f"{sorted(k for k in stored.keys())}; was it saved from a model "
-                             "with the same layers?")
-        for name, var in variables.items():
-            value = stored[name]
-            if value.shape != var.shape:
-                raise ValueError(f"{self.name}: variable '{name}' has shape {var.shape} but "
-                                 f"the file holds shape {value.shape}.")
-            var.assign(value)
+        missing = [name for name in variables if name not in stored]
+        unexpected = [name for name in stored if name not in variables]
+        values = {name: _host_array(stored[name]) for name in variables if name in stored}
+        problems = [f"size mismatch for '{name}': the model's variable has shape "
+                    f"{variables[name].shape}, the {what} has shape {value.shape}."
+                    for name, value in values.items() if value.shape != variables[name].shape]
+        if strict and unexpected:
+            problems.insert(0, f"Unexpected key(s) in {what}: {unexpected}: the model has no "
+                               "variables of these names.")
+        if strict and missing:
+            problems.insert(0, f"Missing key(s) in {what}: {missing}: it has no weights for "
+                               "these variables of the model.")
+        if problems:
+            raise error(
+                f"Error(s) in loading {what} into {type(self).__name__} '{self.name}':\n  "
+                + "\n  ".join(problems) + "\nWas it saved from a model with the same layers? "
+                "(A PyTorch state dict needs converting: Linear's kernel is PyTorch's weight "
+                "transposed. A Keras-style layer such as Dense(10) makes its variables on its "
+                "first call: call the model on a batch before loading.)")
+        for name, value in values.items():
+            variables[name].assign(value)
+        return IncompatibleKeys(missing, unexpected)
 
     def summary(self, print_fn=print):
         """A Keras-like table: each layer with its output shape and parameter count."""
@@ -401,6 +444,20 @@ class Module:
 
     def extra_repr(self):
         return ""
+
+
+class IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What ``load_state_dict`` returns, as in PyTorch: the names it could not load."""
+
+    def __repr__(self):
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+
+def _host_array(value):
+    """A numpy array of ``value`` (a tensor on any device, an array, a list)."""
+    return value.numpy() if isinstance(value, Tensor) else np.asarray(value)
 
 
 def fan_in_shape(input_shape, what):

@@ -8,6 +8,8 @@ optimizers, written once in framework ops) that computes PyTorch's formula:
   ``dampening`` option is PyTorch's);
 * ``Adam`` is ``AdamOptimizer(epsilon_hat=False)``: PyTorch adds $\epsilon$ to $\sqrt{\hat v}$
   after the bias correction, TF1 to $\sqrt v$ before it;
+* ``Adadelta`` is ``AdadeltaOptimizer``: TF1's ApplyAdadelta and PyTorch compute the same
+  formula (only the defaults differ: PyTorch's are ``lr=1.0, rho=0.9, eps=1e-6``);
 * ``weight_decay`` $\lambda$ adds $\lambda w$ to the gradient first (L2 regularisation), for
   every optimizer; ``AdamW`` instead shrinks $w$ by $1 - \eta\lambda$ ("decoupled").
 
@@ -22,12 +24,12 @@ keeps its parameter objects, and a graph recorded before the step refuses ``back
 """
 from collections.abc import Mapping
 
-from . import train
-from .context import enable_grad, no_grad
-from .ops.random import zeros_like
-from .tensor import Tensor
+from .. import train
+from ..context import enable_grad, no_grad
+from ..ops.random import zeros_like
+from ..tensor import Tensor
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adadelta", "lr_scheduler"]
 
 
 class Optimizer:
@@ -176,12 +178,71 @@ class Optimizer:
                     f"after: model.to(...), then {self._name}(model.parameters(), ...).")
         return rule
 
+    # ------------------------------------------------------------------ saving
+    def state_dict(self):
+        """The optimizer's state, laid out as PyTorch lays it out (for ``eg.save``).
+
+        ``{"state": {i: {name: tensor}}, "param_groups": [{settings..., "params": [i, ...]}]}``,
+        the parameters numbered in order across the groups. A parameter's state is its rule's
+        slots (``m`` and ``v`` for Adam: the names of the ``eg.train`` rule, not PyTorch's
+        ``exp_avg``...) and, for rules that count them, its ``step``s. As in PyTorch the
+        tensors are the optimizer's own, so later steps change them."""
+        state, groups, index = {}, [], 0
+        for group in self.param_groups:
+            numbers = list(range(index, index + len(group["params"])))
+            rule_class = self.rule(group)[0]
+            for number, param in zip(numbers, group["params"]):
+                rule = self._rules.get((id(param), rule_class))
+                kept = _rule_state(rule, param) if rule is not None else {}
+                if kept:                    # (plain SGD keeps nothing, as in PyTorch)
+                    state[number] = {name: value.detach() for name, value in kept.items()}
+            groups.append({**group, "params": numbers})
+            index += len(numbers)
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict):
+        """Continue from a saved ``state_dict()``: each group's settings, and each
+        parameter's state, matched to this optimizer's parameters by position."""
+        saved_groups = state_dict["param_groups"]
+        sizes = [len(g["params"]) for g in self.param_groups]
+        saved_sizes = [len(g["params"]) for g in saved_groups]
+        if sizes != saved_sizes:
+            raise ValueError(
+                f"{self._name}.load_state_dict: the saved optimizer has parameter groups of "
+                f"{saved_sizes} parameters, this one of {sizes}. Make this optimizer the same "
+                "way, for a model with the same layers.")
+        lacking = sorted({key for g in saved_groups for key in self.defaults if key not in g})
+        if lacking:
+            raise ValueError(
+                f"{self._name}.load_state_dict: the saved parameter groups have no {lacking}, "
+                "settings this optimizer needs. Was the state saved from another kind of "
+                "optimizer?")
+        for group, saved in zip(self.param_groups, saved_groups):
+            group.update({key: value for key, value in saved.items() if key != "params"})
+        self._rules.clear()             # the saved state replaces the current one
+        params = [(p, g) for g in self.param_groups for p in g["params"]]
+        for index, values in state_dict["state"].items():
+            param, group = params[index]
+            rule = self._rule_for(param, index, group)
+            for name, variable in _rule_state(rule, param).items():
+                value = values[name]
+                variable.assign(value.numpy() if isinstance(value, Tensor) else value)
+
     def __repr__(self):
         text = f"{type(self).__name__} ("
         for i, group in enumerate(self.param_groups):
             text += f"\nParameter Group {i}\n" + "".join(
                 f"    {key}: {group[key]}\n" for key in sorted(group) if key != "params")
         return text + ")"
+
+
+def _rule_state(rule, param):
+    """``{name: Variable}``: the slots ``rule`` keeps for ``param`` (made if they are not yet
+    there) and, if the rule counts steps, its step count."""
+    state = dict(rule.slots_for(param))
+    if rule.counts_steps:
+        state["step"] = rule.step_variable(param)
+    return state
 
 
 def _describe(param, index):
@@ -253,3 +314,24 @@ class AdamW(Adam):
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
         super().__init__(params, lr, betas, eps, weight_decay)
+
+
+class Adadelta(Optimizer):
+    r"""``torch.optim.Adadelta`` (Zeiler, 2012): $s \leftarrow \rho s + (1-\rho) g^2$,
+    $u = g \sqrt{d + \epsilon} / \sqrt{s + \epsilon}$, $d \leftarrow \rho d + (1-\rho) u^2$,
+    $w \leftarrow w - \eta u$. ``weight_decay`` $\lambda$: $g + \lambda w$ is used for $g$."""
+
+    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0):
+        _check("Adadelta", lr >= 0, f"lr must be 0 or more, got {lr}.")
+        _check("Adadelta", 0 <= rho <= 1, f"rho must be in [0, 1], got {rho}.")
+        _check("Adadelta", eps >= 0, f"eps must be 0 or more, got {eps}.")
+        _check("Adadelta", weight_decay >= 0,
+               f"weight_decay must be 0 or more, got {weight_decay}.")
+        super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay))
+
+    def rule(self, group):
+        return train.AdadeltaOptimizer, {"learning_rate": group["lr"], "rho": group["rho"],
+                                         "epsilon": group["eps"]}
+
+
+from . import lr_scheduler  # noqa: E402  (torch.optim.lr_scheduler; it needs Optimizer)
