@@ -2,6 +2,7 @@
 modules and nn.functional against PyTorch, Module.to, and PyTorch's tutorials run as written
 with ``torch.`` replaced by ``eg.``."""
 import math
+import re
 from collections import OrderedDict
 
 import numpy as np
@@ -760,3 +761,129 @@ def test_tensor_copy_type_and_data_as_in_torch(device):
     assert correct.dtype == eg.float32 and correct.sum().item() == 1.0
     w.data = w.data.to("cpu").double()              # a tensor brings its device and dtype
     assert w.device.name == "cpu:0" and w.dtype == eg.float64 and w.requires_grad
+
+
+# ----------------------------------------------------------------------------- PyTorch's MNIST
+def pytorch_mnist_example(torch, datasets, tmp_path, epochs=3):
+    """pytorch/examples mnist/main.py as written, on the 8x8 digits: the only changes are the
+    data (the digits, normalised as the example's transform does) and fc1's input size, 9216
+    for 28x28 images, 64·2·2 = 256 here. Returns the printed lines, the learning rates after
+    each epoch and the model."""
+    nn, F, optim = torch.nn, torch.nn.functional, torch.optim
+    StepLR = optim.lr_scheduler.StepLR        # (from torch.optim.lr_scheduler import StepLR)
+    lines = []
+
+    class Net(nn.Module):
+        def __init__(self):
+            super(Net, self).__init__()
+            self.conv1 = nn.Conv2d(1, 32, 3, 1)
+            self.conv2 = nn.Conv2d(32, 64, 3, 1)
+            self.dropout1 = nn.Dropout(0.25)
+            self.dropout2 = nn.Dropout(0.5)
+            self.fc1 = nn.Linear(256, 128)
+            self.fc2 = nn.Linear(128, 10)
+
+        def forward(self, x):
+            x = self.conv1(x)
+            x = F.relu(x)
+            x = self.conv2(x)
+            x = F.relu(x)
+            x = F.max_pool2d(x, 2)
+            x = self.dropout1(x)
+            x = torch.flatten(x, 1)
+            x = self.fc1(x)
+            x = F.relu(x)
+            x = self.dropout2(x)
+            x = self.fc2(x)
+            output = F.log_softmax(x, dim=1)
+            return output
+
+    def train(args, model, device, train_loader, optimizer, epoch):
+        model.train()
+        for batch_idx, (data, target) in enumerate(train_loader):
+            data, target = data.to(device), target.to(device)
+            optimizer.zero_grad()
+            output = model(data)
+            loss = F.nll_loss(output, target)
+            loss.backward()
+            optimizer.step()
+            if batch_idx % args.log_interval == 0:
+                lines.append('Train Epoch: {} [{}/{} ({:.0f}%)]\tLoss: {:.6f}'.format(
+                    epoch, batch_idx * len(data), len(train_loader.dataset),
+                    100. * batch_idx / len(train_loader), loss.item()))
+
+    def test(model, device, test_loader):
+        model.eval()
+        test_loss = 0
+        correct = 0
+        with torch.no_grad():
+            for data, target in test_loader:
+                data, target = data.to(device), target.to(device)
+                output = model(data)
+                test_loss += F.nll_loss(output, target, reduction='sum').item()
+                pred = output.argmax(dim=1, keepdim=True)
+                correct += pred.eq(target.view_as(pred)).sum().item()
+        test_loss /= len(test_loader.dataset)
+        lines.append('\nTest set: Average loss: {:.4f}, Accuracy: {}/{} ({:.0f}%)\n'.format(
+            test_loss, correct, len(test_loader.dataset),
+            100. * correct / len(test_loader.dataset)))
+        return correct / len(test_loader.dataset)
+
+    class args:
+        batch_size, test_batch_size, lr, gamma, log_interval, seed = 64, 1000, 1.0, 0.7, 10, 1
+        no_cuda, save_model = False, True
+
+    use_cuda = not args.no_cuda and torch.cuda.is_available()
+    torch.manual_seed(args.seed)
+    device = torch.device("cuda" if use_cuda else "cpu")
+    train_kwargs = {'batch_size': args.batch_size}
+    test_kwargs = {'batch_size': args.test_batch_size}
+    if use_cuda:
+        cuda_kwargs = {'num_workers': 1,
+                       'pin_memory': True,
+                       'shuffle': True}
+        train_kwargs.update(cuda_kwargs)
+        test_kwargs.update(cuda_kwargs)
+    dataset1, dataset2 = datasets
+    train_loader = torch.utils.data.DataLoader(dataset1, **train_kwargs)
+    test_loader = torch.utils.data.DataLoader(dataset2, **test_kwargs)
+    model = Net().to(device)
+    optimizer = optim.Adadelta(model.parameters(), lr=args.lr)
+    scheduler = StepLR(optimizer, step_size=1, gamma=args.gamma)
+    accuracies, rates = [], []
+    for epoch in range(1, epochs + 1):
+        train(args, model, device, train_loader, optimizer, epoch)
+        accuracies.append(test(model, device, test_loader))
+        scheduler.step()
+        rates.append(scheduler.get_last_lr()[0])
+    if args.save_model:
+        torch.save(model.state_dict(), tmp_path / "mnist_cnn.pt")
+    return lines, accuracies, rates, model, Net
+
+
+def test_pytorch_mnist_example_as_written_learns_as_torch_does(tmp_path):
+    """The CNN example trains to the accuracy PyTorch's own run reaches on the same data, prints
+    its log lines, steps the learning rate down and saves a state dict that loads back into a
+    fresh Net with the same predictions."""
+    (x_train, y_train), (x_test, y_test) = eg.datasets.load_digits()
+    mean, std = x_train.mean(), x_train.std()       # (the example's Normalize((0.1307,), ...))
+    runs = {}
+    for lib in (eg, torch):
+        def dataset(x, y):
+            return lib.utils.data.TensorDataset(lib.tensor((x[:, None] - mean) / std),
+                                                lib.tensor(y))
+        (tmp_path / lib.__name__).mkdir()
+        runs[lib] = pytorch_mnist_example(lib, (dataset(x_train, y_train),
+                                                dataset(x_test, y_test)), tmp_path / lib.__name__)
+    (lines, accuracies, rates, model, Net), torch_accuracies = runs[eg], runs[torch][1]
+    assert accuracies[-1] > 0.9 and accuracies[-1] > torch_accuracies[-1] - 0.03
+    assert rates == pytest.approx(runs[torch][2]) and rates == pytest.approx([0.7, 0.49, 0.343])
+    assert re.fullmatch(r"Train Epoch: 1 \[0/1438 \(0%\)\]\tLoss: 2\.\d{6}", lines[0])
+    assert re.fullmatch(r"Train Epoch: 1 \[640/1438 \(43%\)\]\tLoss: \d\.\d{6}", lines[1])
+    assert re.fullmatch(r"\nTest set: Average loss: 0\.\d{4}, Accuracy: \d+/359 \(\d+%\)\n",
+                        lines[-1])
+    reloaded = Net()
+    reloaded.load_state_dict(eg.load(tmp_path / "edugraph" / "mnist_cnn.pt"))
+    reloaded.eval(), model.eval()
+    images = eg.tensor((x_test[:, None] - mean) / std)
+    np.testing.assert_array_equal(reloaded(images).numpy(), model(images).numpy())
