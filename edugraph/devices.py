@@ -51,6 +51,11 @@ class Device:
     def __str__(self):
         return self.name
 
+    def __reduce__(self):
+        """Copies and pickles of a tensor refer to the same device, by name (the array module
+        it holds cannot be copied): ``copy.deepcopy(model.state_dict())`` works."""
+        return get_device, (self.name,)
+
 
 # --------------------------------------------------------------------------- the stand-in device
 class SimArray(np.lib.mixins.NDArrayOperatorsMixin):

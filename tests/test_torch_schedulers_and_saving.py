@@ -1,6 +1,7 @@
 """eg.optim.Adadelta and eg.optim.lr_scheduler against torch step by step; Module.state_dict /
 load_state_dict, eg.save / eg.load and the optimizers' state_dict, round trips and errors;
 and PyTorch's MNIST training loop (DataLoader, Adadelta, StepLR, save) on a small MLP."""
+import copy
 import io
 import pickle
 from collections import OrderedDict
@@ -181,11 +182,19 @@ def test_state_dict_holds_every_variable_by_name_sharing_memory_as_torchs_does()
     for (name, var), value in zip(model.named_variables(), state.values()):
         assert isinstance(value, eg.Tensor) and not value.requires_grad, name
         np.testing.assert_array_equal(value.numpy(), var.numpy(), err_msg=name)
-    # like torch's, the values follow training (clone them for a snapshot)
+    # like torch's, the values follow training: a snapshot is a deep copy (the transfer-
+    # learning tutorial's best_model_wts = copy.deepcopy(model.state_dict())) or clones
+    best_model_wts = copy.deepcopy(model.state_dict())
     snapshot = {k: v.clone() for k, v in state.items()}
+    x = eg.tensor(np.linspace(-1, 1, 12).reshape(4, 3), dtype=eg.float32)
+    before = model.eval()(x).numpy()
     trained(model.train(), steps=1)
     assert not np.array_equal(state["0.kernel"].numpy(), snapshot["0.kernel"].numpy())
     np.testing.assert_array_equal(state["0.kernel"].numpy(), model[0].kernel.numpy())
+    assert best_model_wts["0.kernel"].device is model[0].kernel.device
+    model.load_state_dict(best_model_wts)
+    np.testing.assert_array_equal(model.eval()(x).numpy(), before)
+    model.train()
     torch_model = torch.nn.Linear(3, 2)
     torch_state = torch_model.state_dict()
     with torch.no_grad():

@@ -358,7 +358,7 @@ class Module:
 
         As in PyTorch, the tensors share memory with the variables: training on changes
         them too. For a snapshot (the best weights so far) copy them:
-        ``{k: v.clone() for k, v in model.state_dict().items()}``."""
+        ``copy.deepcopy(model.state_dict())``."""
         return OrderedDict((name, var.detach()) for name, var in self.named_variables())
 
     def load_state_dict(self, state_dict, strict=True):
