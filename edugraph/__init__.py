@@ -6,22 +6,23 @@ Everything a student needs is here, under the names used on the lecture slides.
 from types import SimpleNamespace as _SimpleNamespace
 
 from . import errors, nn  # noqa: F401
-from .autodiff import GradientTape, backward, grad
+from .autodiff import GradientTape, UnconnectedGradients, backward, grad
 from .context import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .devices import (Device, current_device, device, get_device, gpu_available, list_devices,
                       log_device_placement)
 from .ops import random
-from .ops.activation import dropout, leaky_relu, log_softmax, relu, sigmoid, softmax, tanh
+from .ops.activation import (dropout, elu, leaky_relu, log_softmax, relu, sigmoid, softmax,
+                             softplus, tanh)
 from .ops.base import (accepting_tf1_keywords as _accepting_tf1_keywords,
                        accepting_torch_dims as _accepting_torch_dims)
 from .ops.linalg import matmul
 from .ops.math import (abs, add, add_n, cast, clip, clip_by_value, divide, divide_no_nan,
-                       equal, exp, floordiv, floormod, greater, greater_equal, less, less_equal,
-                       log, logical_and, logical_not, logical_or, maximum, minimum, multiply,
-                       negative, not_equal, pow, sign, sqrt, square, subtract, where)
+                       cos, equal, exp, floordiv, floormod, greater, greater_equal, less,
+                       less_equal, log, logical_and, logical_not, logical_or, maximum, minimum, multiply,
+                       negative, not_equal, pow, sign, sin, sqrt, square, subtract, where)
 from .ops.printing import print_ as print  # noqa: A001  (tf.print: prints when it runs)
-from .ops.random import (fill, manual_seed, ones, ones_like, rand, randn, random_normal,
-                         random_uniform, range_ as range, truncated_normal, zeros,
+from .ops.random import (fill, linspace, manual_seed, ones, ones_like, rand, randn,
+                         random_normal, random_uniform, range_ as range, truncated_normal, zeros,
                          zeros_like)  # noqa: A001
 from .ops.reduce import (argmax, argmin, logsumexp, reduce_all, reduce_any, reduce_logsumexp,
                          reduce_max, reduce_mean, reduce_min, reduce_std, reduce_sum,
@@ -69,12 +70,13 @@ clamp, full = clip, fill        # torch.clamp(x, min=0), torch.full((2, 3), 0.5)
     logsumexp))
 # tf.math: TF's namespace of the elementwise maths and reductions (tf.math.reduce_std(x))
 math = _SimpleNamespace(**{name: globals()[name] for name in (
-    "abs", "add", "add_n", "argmax", "argmin", "divide", "divide_no_nan", "equal", "exp",
+    "abs", "add", "add_n", "argmax", "argmin", "cos", "divide", "divide_no_nan", "equal", "exp",
     "floordiv", "floormod",
     "greater", "greater_equal", "less", "less_equal", "log", "log_softmax", "logical_and",
     "logical_not", "logical_or", "maximum", "minimum", "multiply", "negative", "not_equal", "pow",
     "reduce_all", "reduce_any", "reduce_logsumexp", "reduce_max", "reduce_mean", "reduce_min",
-    "reduce_std", "reduce_sum", "reduce_variance", "sigmoid", "sign", "softmax", "sqrt", "square",
+    "reduce_std", "reduce_sum", "reduce_variance", "sigmoid", "sign", "sin", "softmax", "softplus",
+    "sqrt", "square",
     "subtract", "tanh")})
 test = _SimpleNamespace(is_gpu_available=gpu_available)     # tf.test.is_gpu_available()
 # TF 1.x's eager preview, as on the slides: @tf.contrib.eager.defun became @tf.function

@@ -7,8 +7,9 @@
 """
 import math
 import operator
+import warnings
 
-from . import context
+from . import context, nest
 from .context import state, no_grad, enable_grad, next_sequence
 from .errors import GradientError
 from .ops import base as _base  # (module import: tensor.py loads this file while ops load)
@@ -250,8 +251,16 @@ class GradientTape:
             t.requires_grad = on or _watched_by_another_tape(t, self)
 
     def watch(self, tensor):
-        """Record operations on ``tensor`` (constants are not watched unless asked)."""
+        """Record operations on ``tensor`` (constants are not watched unless asked). As in TF,
+        an integer tensor cannot be watched (it has no gradient): a warning says so, and its
+        gradient is None."""
         for t in tensor if isinstance(tensor, (list, tuple)) else [tensor]:
+            if t.dtype.kind != "f":
+                warnings.warn(f"GradientTape.watch: the dtype of the watched tensor must be "
+                              f"floating (e.g. eg.float32), got {t.dtype}: its gradient will "
+                              "be None. Make it with a float dtype to differentiate by it.",
+                              stacklevel=2)
+                continue
             if not t.requires_grad:
                 t.requires_grad_(True)
                 self._switched_on.append(t)
@@ -272,7 +281,9 @@ class GradientTape:
 
     def gradient(self, target, sources, output_gradients=None,
                  unconnected_gradients="none"):
-        """d(target)/d(sources), with sources a tensor, a list/tuple or a dict of them."""
+        """d(target)/d(sources), with sources a tensor, a list/tuple or a dict of them. A
+        target that is a structure of tensors (a list, a dict) stands for their sum, as in
+        TF; ``output_gradients``, if given, has the target's structure."""
         if self._start is None:
             raise GradientError("GradientTape.gradient needs the tape to have recorded: use "
                                 "it after `with eg.GradientTape() as tape:`.")
@@ -280,8 +291,10 @@ class GradientTape:
             raise GradientError("GradientTape.gradient can only be called once on "
                                 "non-persistent tapes. Use eg.GradientTape(persistent=True).")
         self._used = True
-        if any(t.graph is not None for t in (target if isinstance(target, (list, tuple))
-                                             else [target])):
+        target = nest.flatten(target)
+        if output_gradients is not None:
+            output_gradients = nest.flatten(output_gradients)
+        if any(t.graph is not None for t in target):
             # inside an @eg.function: gradient nodes in the traced graph (eg.gradients)
             from .graph.function import tape_gradient
             return tape_gradient(target, sources, output_gradients, unconnected_gradients)
@@ -292,14 +305,22 @@ class GradientTape:
             found = self._walk(target, flat, output_gradients)
         finally:
             self._set_watched(recording)
-        if not self.watch_accessed_variables:        # then only what tape.watch() named counts
-            watched = {id(t) for t in self._watched}
-            found = {t: g for t, g in found.items() if id(t) in watched}
-        result = [found.get(s) for s in flat]
+        result = [found.get(s) if self._differentiates(s) else None for s in flat]
         if unconnected_gradients == "zero":
             from .ops.random import zeros_like
             result = [r if r is not None else zeros_like(s) for r, s in zip(result, flat)]
         return rebuild(result)
+
+    def _differentiates(self, source):
+        """Whether ``tape.gradient`` gives a gradient for ``source``, as TF's tape decides: one
+        it watched, one it computed, a variable (unless ``watch_accessed_variables=False``),
+        or a tensor made to require grad. A tensor computed *before* the tape began, e.g.
+        ``x2 = eg.Variable(2.0) + 1.0``, is none of these: its gradient is None."""
+        if any(t is source for t in self._watched):
+            return True
+        if not self.watch_accessed_variables:
+            return False
+        return source._op is None or source._seq >= self._start
 
     def _walk(self, target, sources, output_gradients):
         targets = target if isinstance(target, (list, tuple)) else [target]
@@ -314,6 +335,13 @@ class GradientTape:
             seeds = [_seed(t, g, implicit_sum=True) for t, g in pairs]
             return _propagate([t for t, _ in pairs], seeds, boundary=self._start,
                               wanted=set(sources), accumulate=False)
+
+
+class UnconnectedGradients:
+    """``tape.gradient(..., unconnected_gradients=eg.UnconnectedGradients.ZERO)``: zeros, not
+    None, for sources the target does not depend on (TF's enum; the strings work too)."""
+
+    NONE, ZERO = "none", "zero"
 
 
 def _watched_by_another_tape(tensor, tape):

@@ -378,6 +378,8 @@ class Tensor:
     def sqrt(self): return _ops.math.sqrt(self)
     def exp(self): return _ops.math.exp(self)
     def log(self): return _ops.math.log(self)
+    def sin(self): return _ops.math.sin(self)
+    def cos(self): return _ops.math.cos(self)
     def abs(self): return _ops.math.abs(self)
     def maximum(self, other): return _ops.math.maximum(self, other)
     def minimum(self, other): return _ops.math.minimum(self, other)

@@ -23,6 +23,8 @@ UNARY = {    # name: (edugraph function, numpy reference, strategy for the input
     "sqrt": (eg.sqrt, np.sqrt, positive_arrays),
     "log": (eg.log, np.log, positive_arrays),
     "abs": (eg.abs, np.abs, lambda s: arrays(s, avoid=(0,))),
+    "sin": (eg.sin, np.sin, arrays),
+    "cos": (eg.cos, np.cos, arrays),
 }
 
 

@@ -22,6 +22,10 @@ ACTIVATIONS = {   # name: (edugraph function, numpy reference, kinks to keep awa
     "leaky_relu": (eg.nn.leaky_relu, lambda x: np.where(x > 0, x, 0.2 * x), (0,)),
     "sigmoid": (eg.nn.sigmoid, lambda x: 1 / (1 + np.exp(-x)), ()),
     "tanh": (eg.nn.tanh, np.tanh, ()),
+    "softplus": (eg.nn.softplus, lambda x: np.log1p(np.exp(x)), ()),
+    "elu": (eg.nn.elu, lambda x: np.where(x > 0, x, np.exp(x) - 1), (0,)),
+    "elu_alpha": (lambda x: eg.nn.elu(x, alpha=0.5),
+                  lambda x: np.where(x > 0, x, 0.5 * np.expm1(x)), (0,)),
 }
 
 
@@ -43,6 +47,16 @@ def test_activation_spellings(device):
     np.testing.assert_allclose(eg.nn.leaky_relu(x, alpha=0.01).numpy(), [-0.01, 2])
     np.testing.assert_allclose(x.sigmoid().numpy(), eg.sigmoid(x).numpy())
     np.testing.assert_allclose(x.tanh().numpy(), np.tanh([-1.0, 2.0]), rtol=1e-6)
+
+
+def test_softplus_and_elu_stay_finite_and_exact_far_out(device):
+    """softplus(x) = log(1 + eˣ) would overflow at x = 800 and lose x = −40's e⁻⁴⁰ if
+    written as it reads; elu saturates at −α."""
+    x = on(device, [-800.0, -40.0, 40.0, 800.0], dtype=eg.float64)
+    np.testing.assert_allclose(eg.nn.softplus(x).numpy(), [0.0, np.exp(-40.0), 40.0, 800.0],
+                               rtol=1e-15)
+    np.testing.assert_array_equal(eg.nn.elu(x, alpha=2.0).numpy()[:2], [-2.0, -2.0])
+    assert eg.keras.layers.Dense(2, activation="softplus").activation is eg.nn.softplus
 
 
 def test_integer_inputs_give_float32(device):

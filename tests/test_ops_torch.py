@@ -83,6 +83,11 @@ CASES = {   # name: (inputs, edugraph function, torch function)
                    lambda x: T.nn.functional.leaky_relu(x, 0.01)),
     "sigmoid": ([A * 5], eg.nn.sigmoid, T.sigmoid),
     "tanh": ([A], eg.nn.tanh, T.tanh),
+    "sin_method": ([A], lambda x: x.sin(), lambda x: x.sin()),
+    "cos": ([A], eg.cos, T.cos),
+    "softplus": ([A * 5], eg.nn.functional.softplus, T.nn.functional.softplus),
+    "elu": ([A], eg.nn.functional.elu, T.nn.functional.elu),
+    "elu_alpha": ([A], lambda x: eg.nn.elu(x, 0.3), lambda x: T.nn.functional.elu(x, 0.3)),
     "softmax": ([A], lambda x: eg.nn.softmax(x, 0), lambda x: T.softmax(x, 0)),
     "log_softmax": ([A], eg.nn.log_softmax, lambda x: T.log_softmax(x, -1)),
 }
@@ -151,6 +156,23 @@ def test_second_derivatives_match_pytorch():
     (th,) = torch.autograd.grad(tg.sum(), tx)
     np.testing.assert_allclose(g.numpy(), tg.detach().numpy(), rtol=1e-12)
     np.testing.assert_allclose(h.numpy(), th.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("ours, theirs", [(eg.nn.softplus, T.nn.functional.softplus),
+                                           (eg.nn.elu, T.nn.functional.elu), (eg.sin, T.sin)])
+def test_second_derivatives_of_the_new_activations_match_pytorch(ours, theirs):
+    """elu's backward reads its own output (α eˣ = out + α below 0): that path must be
+    differentiable too."""
+    x0 = np.array([0.3, -1.2, 2.0, -0.4])
+    results = []
+    for lib, fn in ((eg, ours), (torch, theirs)):
+        x = lib.tensor(x0, requires_grad=True)
+        (g,) = (eg.grad if lib is eg else T.autograd.grad)((fn(x) * x).sum(), [x],
+                                                           create_graph=True)
+        (h,) = (eg.grad if lib is eg else T.autograd.grad)((g * g).sum(), [x])
+        results.append((g.detach().numpy(), h.numpy()))
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12)
 
 
 def test_dropout_scaling_matches_pytorch():

@@ -1,5 +1,5 @@
 """Activation functions by Keras name: ``Dense(64, activation="relu")``."""
-from ..ops.activation import leaky_relu, log_softmax, relu, sigmoid, softmax, tanh
+from ..ops.activation import elu, leaky_relu, log_softmax, relu, sigmoid, softmax, softplus, tanh
 
 
 def linear(x):
@@ -14,7 +14,7 @@ def swish(x):
 
 ACTIVATIONS = {"linear": linear, "relu": relu, "sigmoid": sigmoid, "tanh": tanh,
                "softmax": softmax, "log_softmax": log_softmax, "leaky_relu": leaky_relu,
-               "swish": swish, "silu": swish}
+               "swish": swish, "silu": swish, "softplus": softplus, "elu": elu}
 
 
 def get(identifier):

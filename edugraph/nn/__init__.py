@@ -18,7 +18,7 @@ import math
 from collections.abc import Mapping
 
 from ..ops.activation import (  # noqa: F401
-    dropout, leaky_relu, log_softmax, relu, sigmoid, softmax, tanh)
+    dropout, elu, leaky_relu, log_softmax, relu, sigmoid, softmax, softplus, tanh)
 from ..ops.conv import _pair, conv2d, extract_patches, max_pool, max_pool2d  # noqa: F401
 from ..ops.base import accepting_tf1_keywords as _accepting_tf1_keywords
 from ..ops.reduce import logsumexp, moments  # noqa: F401

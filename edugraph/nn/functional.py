@@ -13,16 +13,18 @@ from ..errors import ShapeError
 from ..losses import _check_class_ids, _compatible, softmax_cross_entropy_with_logits
 from ..losses import _labels_and_predictions
 from ..ops import activation as _activation, conv as _conv
-from ..ops.activation import relu, sigmoid, tanh  # noqa: F401  (PyTorch's arguments already)
+from ..ops.activation import (  # noqa: F401  (PyTorch's arguments already)
+    elu, relu, sigmoid, softplus, tanh)
+from ..ops.base import as_tensor
 from ..ops.linalg import matmul
 from ..ops.math import abs, cast, square, to_float
 from ..ops.reduce import reduce_mean, reduce_sum
-from ..ops.base import as_tensor
 from ..ops.shape import gather, one_hot, transpose
 from ..tensor import Tensor, tensor
 
-__all__ = ["relu", "leaky_relu", "sigmoid", "tanh", "softmax", "log_softmax", "dropout",
-           "linear", "conv2d", "max_pool2d", "cross_entropy", "nll_loss", "mse_loss", "l1_loss"]
+__all__ = ["relu", "leaky_relu", "elu", "softplus", "sigmoid", "tanh", "softmax", "log_softmax",
+           "dropout", "linear", "conv2d", "max_pool2d", "cross_entropy", "nll_loss", "mse_loss",
+           "l1_loss"]
 
 REDUCTIONS = ("mean", "sum", "none")
 

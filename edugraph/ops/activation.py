@@ -68,6 +68,35 @@ class Tanh(Op):
         return (grad * (1 - out * out),)
 
 
+class Softplus(Op):
+    r"""$\log(1 + e^x)$, a smooth relu, computed as $\max(x, 0) + \log(1 + e^{-|x|})$ so that
+    large |x| neither overflows nor loses the small term. Its derivative is $\sigma(x)$."""
+
+    name = "softplus"
+
+    def forward(self, xp, x):
+        return xp.maximum(x, 0) + xp.log1p(xp.exp(-xp.abs(x)))
+
+    def backward(self, grad, out, x):
+        return (grad * sigmoid(x),)
+
+
+class Elu(Op):
+    r"""$x$ for $x > 0$, $\alpha (e^x - 1)$ below: a relu whose negative side saturates
+    smoothly at $-\alpha$ (Clevert et al., 2015)."""
+
+    name = "elu"
+
+    def __init__(self, alpha=1.0):
+        self.alpha = alpha
+
+    def forward(self, xp, x):
+        return xp.where(x > 0, x, self.alpha * xp.expm1(xp.minimum(x, 0)))
+
+    def backward(self, grad, out, x):           # below 0 the slope α eˣ is the output + α
+        return (grad * where(x > 0, 1.0, out + self.alpha),)
+
+
 class AlongAxis(Op):
     """An op that normalises along one axis (the softmax family)."""
 
@@ -147,6 +176,14 @@ def sigmoid(x, name=None):
 
 def tanh(x, name=None):
     return apply(Tanh(), to_float(x), name=name)
+
+
+def softplus(x, name=None):
+    return apply(Softplus(), to_float(x), name=name)
+
+
+def elu(x, alpha=1.0, name=None):
+    return apply(Elu(alpha), to_float(x), name=name)
 
 
 def softmax(x, axis=-1, name=None):

@@ -148,6 +148,26 @@ class Log(Op):
         return (grad / x,)
 
 
+class Sin(Op):
+    name = "sin"
+
+    def forward(self, xp, x):
+        return xp.sin(x)
+
+    def backward(self, grad, out, x):
+        return (grad * cos(x),)
+
+
+class Cos(Op):
+    name = "cos"
+
+    def forward(self, xp, x):
+        return xp.cos(x)
+
+    def backward(self, grad, out, x):
+        return (-grad * sin(x),)
+
+
 class Abs(Op):
     name = "abs"
 
@@ -391,6 +411,14 @@ def exp(x, name=None):
 
 def log(x, name=None):
     return apply(Log(), to_float(x), name=name)
+
+
+def sin(x, name=None):
+    return apply(Sin(), to_float(x), name=name)
+
+
+def cos(x, name=None):
+    return apply(Cos(), to_float(x), name=name)
 
 
 def abs(x, name=None):

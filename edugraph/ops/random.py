@@ -203,3 +203,9 @@ def range_(start, limit=None, delta=1, dtype=None, name=None):
     if dtype is None:
         dtype = int32 if values.dtype.kind in "iu" else float32
     return tensor(values.astype(as_dtype(dtype)), name=name)
+
+
+def linspace(start, stop, num, dtype=float32, name=None):
+    """``num`` evenly spaced numbers from ``start`` to ``stop``, both included (``tf.linspace``;
+    PyTorch's ``torch.linspace(start, end, steps)``): x values to plot a function over."""
+    return tensor(np.linspace(start, stop, num), dtype=dtype, name=name)
