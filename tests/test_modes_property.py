@@ -20,6 +20,10 @@ UNARY = {
     "row_max": lambda a: eg.reduce_max(a, axis=-1, keepdims=True) if len(a.shape) else a,
     "min_all": lambda a: eg.reduce_min(a),
     "abs": eg.abs,
+    "sin": eg.sin,
+    "cos": eg.cos,
+    "softplus": eg.nn.softplus,
+    "elu": eg.nn.elu,
     "clip": lambda a: eg.clip(a, -0.5, 0.5),
     "softmax": lambda a: eg.softmax(a) if len(a.shape) else a,
     "log_softmax": lambda a: eg.log_softmax(a) if len(a.shape) else a,
@@ -27,6 +31,7 @@ UNARY = {
     # shape ops: a later binary step between shapes that do not broadcast uses b's mean
     "transpose": eg.transpose,
     "flatten": lambda a: eg.reshape(a, (-1,)),
+    "flatten_from_1": lambda a: eg.flatten(a, 1) if len(a.shape) > 1 else a,
     "reverse": lambda a: a[..., ::-1] if len(a.shape) else a,
     "concat": lambda a: eg.concat([a, a * 2.0], axis=-1) if len(a.shape) else a,
     "stack": lambda a: eg.reduce_sum(eg.stack([a, a * a]), axis=0),

@@ -699,6 +699,19 @@ def test_cnn_errors_say_what_to_do():
         eg.ones((2, 3)).flatten(2)
 
 
+def test_flatten_in_a_graph_whose_sizes_are_unknown_until_it_runs():
+    with eg.Graph().as_default():
+        x = eg.placeholder(eg.float64, shape=(None, None, None))
+        y = eg.flatten(x, 1)
+        assert str(y.shape) == "(?, ?)"
+        (g,) = eg.gradients(eg.reduce_sum(y * y), [x])
+        with eg.Session() as sess:
+            value = np.arange(24.0).reshape(2, 3, 4)
+            out, grad = sess.run([y, g], {x: value})
+    np.testing.assert_array_equal(out, value.reshape(2, 12))
+    np.testing.assert_array_equal(grad, 2 * value)
+
+
 def test_pytorch_cnn_layers_build_a_graph_with_an_unknown_batch():
     """The same modules inside a TF1 graph: NCHW placeholders of unknown batch size."""
     eg.manual_seed(0)

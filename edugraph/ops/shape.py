@@ -43,6 +43,24 @@ class ReshapeLike(Op):
         return reshape_like(grad, x), None
 
 
+class Flatten(Op):
+    """A reshape that merges dimensions ``start_dim``..``end_dim``, with the sizes read when
+    it runs: in a graph they may all be unknown (a batch of images of any size)."""
+
+    name = "flatten"
+
+    def __init__(self, start_dim, end_dim):
+        self.start_dim, self.end_dim = start_dim, end_dim
+
+    def forward(self, xp, x):
+        shape = x.shape or (1,)
+        start, end = self.start_dim % len(shape), self.end_dim % len(shape)
+        return x.reshape(shape[:start] + (int(np.prod(shape[start:end + 1])),) + shape[end + 1:])
+
+    def backward(self, grad, out, x):
+        return (reshape_like(grad, x),)
+
+
 class Transpose(Op):
     name = "transpose"
 
@@ -379,12 +397,8 @@ def flatten(x, start_dim=0, end_dim=-1, name=None):
     """Dimensions ``start_dim`` to ``end_dim`` merged into one (``torch.flatten``):
     ``flatten(x, 1)`` makes each example of a batch one vector."""
     x = as_tensor(x)
-    shape = flattened_shape(x.shape, start_dim, end_dim, "flatten")
-    if shape.count(None) > 1:
-        raise ShapeError(f"flatten({start_dim}, {end_dim}) of a tensor of shape {x.shape} "
-                         "would leave more than one size unknown; give the graph's "
-                         "placeholder more of its shape.")
-    return reshape(x, tuple(-1 if n is None else n for n in shape), name=name)
+    flattened_shape(x.shape, start_dim, end_dim, "flatten")       # (checks the dimensions)
+    return apply(Flatten(start_dim, end_dim), x, name=name)
 
 
 def flattened_shape(shape, start_dim, end_dim, where):
