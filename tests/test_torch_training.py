@@ -606,26 +606,26 @@ def test_loss_and_functional_errors_say_what_to_do():
 
 
 # ----------------------------------------------------------------------------- PyTorch's CNN layers
-def test_conv2d_maxpool2d_and_flatten_modules_match_torch_with_its_weights(device):
-    """nn.Conv2d, nn.MaxPool2d and nn.Flatten on NCHW images: with torch's starting weights
-    copied in (kernel = weight.permute(2, 3, 1, 0)), outputs and gradients match torch's; the
-    modules print as torch's."""
+def test_conv2d_maxpool2d_and_flatten_modules_match_torch_with_the_same_weights(device):
+    """nn.Conv2d, nn.MaxPool2d and nn.Flatten on NCHW images: with edugraph's starting weights
+    copied into torch's modules (weight = kernel.permute(3, 2, 0, 1)), outputs and gradients
+    match torch's; the modules print as torch's."""
     results = []
     for lib, where in ((eg, device), (torch, "cpu")):
         lib.manual_seed(0)
         model = lib.nn.Sequential(lib.nn.Conv2d(3, 4, (3, 2), padding=1), lib.nn.ReLU(),
                                   lib.nn.MaxPool2d(2), lib.nn.Flatten(),
                                   lib.nn.Linear(4 * 3 * 3, 2)).double()
-        if lib is torch:
+        if lib is eg:
+            model = model.to(device)
+            weights = [np.array(p.numpy()) for p in model.parameters()]
+        else:
             conv, linear = model[0], model[4]
             with torch.no_grad():
                 conv.weight.copy_(torch.tensor(weights[0].transpose(3, 2, 0, 1)))
                 conv.bias.copy_(torch.tensor(weights[1]))
                 linear.weight.copy_(torch.tensor(weights[2].T))
                 linear.bias.copy_(torch.tensor(weights[3]))
-        else:
-            model = model.to(device)
-            weights = [np.array(p.numpy()) for p in model.parameters()]
         x = lib.tensor(IMAGES, requires_grad=True, device=lib.device(where))
         out = model(x)
         (out * lib.tensor(np.array([[1.0, -2.0]]), device=lib.device(where))).sum().backward()
@@ -777,11 +777,14 @@ def test_tensor_copy_type_and_data_as_in_torch(device):
 
 
 # ----------------------------------------------------------------------------- PyTorch's MNIST
-def pytorch_mnist_example(torch, datasets, tmp_path, epochs=3):
+def pytorch_mnist_example(torch, datasets, tmp_path, epochs=3, log_interval=10,
+                          replacement_net=None, start=None):
     """pytorch/examples mnist/main.py as written, on the 8x8 digits: the only changes are the
     data (the digits, normalised as the example's transform does) and fc1's input size, 9216
-    for 28x28 images, 64·2·2 = 256 here. Returns the printed lines, the learning rates after
-    each epoch and the model."""
+    for 28x28 images, 64·2·2 = 256 here. ``replacement_net(torch)``: a class to train instead
+    of the example's CNN, from the float64 weights ``start`` (Keras's layouts), so that two
+    libraries' runs can agree to rounding. Returns the printed lines, the test accuracy and
+    learning rate after each epoch, the model and its class."""
     nn, F, optim = torch.nn, torch.nn.functional, torch.optim
     StepLR = optim.lr_scheduler.StepLR        # (from torch.optim.lr_scheduler import StepLR)
     lines = []
@@ -843,8 +846,11 @@ def pytorch_mnist_example(torch, datasets, tmp_path, epochs=3):
         return correct / len(test_loader.dataset)
 
     class args:
-        batch_size, test_batch_size, lr, gamma, log_interval, seed = 64, 1000, 1.0, 0.7, 10, 1
+        batch_size, test_batch_size, lr, gamma, seed = 64, 1000, 1.0, 0.7, 1
         no_cuda, save_model = False, True
+    args.log_interval = log_interval
+    if replacement_net is not None:
+        Net = replacement_net(torch)
 
     use_cuda = not args.no_cuda and torch.cuda.is_available()
     torch.manual_seed(args.seed)
@@ -861,6 +867,11 @@ def pytorch_mnist_example(torch, datasets, tmp_path, epochs=3):
     train_loader = torch.utils.data.DataLoader(dataset1, **train_kwargs)
     test_loader = torch.utils.data.DataLoader(dataset2, **test_kwargs)
     model = Net().to(device)
+    if start is not None:
+        model = model.double()
+        with torch.no_grad():
+            for p, value in zip(model.parameters(), start):
+                p.copy_(torch.tensor(value if torch is eg or value.ndim == 1 else value.T))
     optimizer = optim.Adadelta(model.parameters(), lr=args.lr)
     scheduler = StepLR(optimizer, step_size=1, gamma=args.gamma)
     accuracies, rates = [], []
@@ -900,3 +911,52 @@ def test_pytorch_mnist_example_as_written_learns_as_torch_does(tmp_path):
     reloaded.eval(), model.eval()
     images = eg.tensor((x_test[:, None] - mean) / std)
     np.testing.assert_array_equal(reloaded(images).numpy(), model(images).numpy())
+
+
+def mlp_net(torch):
+    """An MLP in the example's style: no dropout, whose random draws differ between libraries."""
+    nn, F = torch.nn, torch.nn.functional
+
+    class Net(nn.Module):
+        def __init__(self):
+            super(Net, self).__init__()
+            self.fc1 = nn.Linear(16, 12)
+            self.fc2 = nn.Linear(12, 3)
+
+        def forward(self, x):
+            x = torch.flatten(x, 1)
+            x = self.fc1(x)
+            x = F.relu(x)
+            x = self.fc2(x)
+            output = F.log_softmax(x, dim=1)
+            return output
+    return Net
+
+
+def test_pytorch_mnist_example_prints_torchs_lines_exactly_from_the_same_weights(tmp_path):
+    """The example's loop with an MLP in float64 from the same starting weights: every
+    printed loss and accuracy equals torch's, and so do the reloaded model's predictions."""
+    data = np.random.default_rng(2)
+    patterns = 2 * data.normal(size=(3, 1, 4, 4))
+    labels = data.integers(0, 3, size=700)
+    images = patterns[labels] + data.normal(size=(700, 1, 4, 4))
+    start = [data.normal(size=s) * 0.3 for s in ((16, 12), (12,), (12, 3), (3,))]
+    runs = {}
+    for lib in (eg, torch):
+        (tmp_path / lib.__name__).mkdir()
+        datasets = [lib.utils.data.TensorDataset(lib.tensor(x), lib.tensor(y))
+                    for x, y in ((images[:600], labels[:600]), (images[600:], labels[600:]))]
+        lines, _, _, model, Net = pytorch_mnist_example(
+            lib, datasets, tmp_path / lib.__name__, log_interval=2,
+            replacement_net=mlp_net, start=start)
+        fresh = Net().double()
+        fresh.load_state_dict(lib.load(tmp_path / lib.__name__ / "mnist_cnn.pt"))
+        fresh.eval()
+        runs[lib] = lines, fresh(lib.tensor(images[600:])).detach().numpy()
+    (ours, our_predictions), (theirs, their_predictions) = runs[eg], runs[torch]
+    assert ours == theirs and len(ours) == 3 * (5 + 1)  # 10 batches an epoch, every 2nd logged
+    tests = [re.search(r"loss: ([\d.]+), Accuracy: (\d+)/", line).groups() for line in ours[5::6]]
+    losses, accuracies = zip(*((float(loss), int(right)) for loss, right in tests))
+    assert losses[0] > losses[1] > losses[2] and accuracies[0] < accuracies[2] and \
+        accuracies[2] > 40
+    np.testing.assert_allclose(our_predictions, their_predictions, rtol=1e-10)
