@@ -960,3 +960,25 @@ def test_pytorch_mnist_example_prints_torchs_lines_exactly_from_the_same_weights
     assert losses[0] > losses[1] > losses[2] and accuracies[0] < accuracies[2] and \
         accuracies[2] > 40
     np.testing.assert_allclose(our_predictions, their_predictions, rtol=1e-10)
+
+
+ACTIVATION_MODULES = [("ReLU", ()), ("Sigmoid", ()), ("Tanh", ()), ("Identity", ()),
+                      ("LeakyReLU", (0.2,)), ("ELU", (0.5,)), ("Softmax", (1,)),
+                      ("LogSoftmax", (0,)), ("Softplus", ())]
+
+
+@pytest.mark.parametrize("name, args", ACTIVATION_MODULES)
+def test_activation_modules_match_torch_and_print_like_it(name, args):
+    results = []
+    for lib in (eg, torch):
+        module = getattr(lib.nn, name)(*args)
+        x = lib.tensor(A, requires_grad=True)
+        out = lib.nn.Sequential(module)(x)
+        (out * lib.tensor(np.linspace(0.5, 1.5, 12).reshape(3, 4))).sum().backward()
+        results.append((repr(module), out.detach().numpy(), x.grad.numpy()))
+    if name != "Softplus":                      # (PyTorch's prints beta and threshold)
+        assert results[0][0] == results[1][0]
+    for got, want in zip(results[0][1:], results[1][1:]):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    with pytest.raises(ValueError, match=r"nn.Softmax needs the dimension of the classes"):
+        eg.nn.Softmax()

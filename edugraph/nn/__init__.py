@@ -156,11 +156,75 @@ class Embedding(_layers.Embedding):
         self.build_for((None, None))
 
 
-class ReLU(_layers.ReLU):
+class _Activation(_layers.Activation):
+    """PyTorch's activation modules (``nn.Sigmoid()``...): Keras's ``Activation`` layer with
+    the function fixed and its settings printed as PyTorch prints them."""
+
     training = True
+    function = None
+
+    def __init__(self, **settings):
+        super().__init__(lambda x: type(self).function(x, **settings))
+        self.settings = settings
 
     def extra_repr(self):
-        return ""
+        return ", ".join(f"{k}={v}" for k, v in self.settings.items())
+
+
+class ReLU(_Activation):
+    function = staticmethod(relu)
+
+
+class Sigmoid(_Activation):
+    function = staticmethod(sigmoid)
+
+
+class Tanh(_Activation):
+    function = staticmethod(tanh)
+
+
+class Softplus(_Activation):
+    function = staticmethod(softplus)
+
+
+class Identity(_Activation):
+    function = staticmethod(lambda x: x)
+
+
+class LeakyReLU(_Activation):
+    function = staticmethod(functional.leaky_relu)
+
+    def __init__(self, negative_slope=0.01):
+        super().__init__(negative_slope=negative_slope)
+
+
+class ELU(_Activation):
+    function = staticmethod(elu)
+
+    def __init__(self, alpha=1.0):
+        super().__init__(alpha=alpha)
+
+
+class Softmax(_Activation):
+    function = staticmethod(functional.softmax)
+
+    def __init__(self, dim=None):
+        super().__init__(dim=_softmax_dim(dim, type(self).__name__))
+
+
+class LogSoftmax(_Activation):
+    function = staticmethod(functional.log_softmax)
+
+    def __init__(self, dim=None):
+        super().__init__(dim=_softmax_dim(dim, type(self).__name__))
+
+
+def _softmax_dim(dim, where):
+    if dim is None:
+        raise ValueError(f"nn.{where} needs the dimension of the classes, e.g. nn.{where}("
+                         "dim=1) for (batch, classes). (PyTorch guesses one when it is left "
+                         "out, with a deprecation warning.)")
+    return dim
 
 
 class Flatten(_layers.Flatten):
