@@ -16,9 +16,9 @@ from .ops.activation import (dropout, elu, leaky_relu, log_softmax, relu, sigmoi
 from .ops.base import (accepting_tf1_keywords as _accepting_tf1_keywords,
                        accepting_torch_dims as _accepting_torch_dims)
 from .ops.linalg import matmul
-from .ops.math import (abs, add, add_n, cast, clip, clip_by_value, divide, divide_no_nan,
-                       cos, equal, exp, floordiv, floormod, greater, greater_equal, less,
-                       less_equal, log, logical_and, logical_not, logical_or, maximum, minimum, multiply,
+from .ops.math import (abs, add, add_n, cast, clip, clip_by_value, cos, divide, divide_no_nan,
+                       equal, exp, floordiv, floormod, greater, greater_equal, less, less_equal,
+                       log, logical_and, logical_not, logical_or, maximum, minimum, multiply,
                        negative, not_equal, pow, sign, sin, sqrt, square, subtract, where)
 from .ops.printing import print_ as print  # noqa: A001  (tf.print: prints when it runs)
 from .ops.random import (fill, linspace, manual_seed, ones, ones_like, rand, randn,
@@ -76,8 +76,7 @@ math = _SimpleNamespace(**{name: globals()[name] for name in (
     "logical_not", "logical_or", "maximum", "minimum", "multiply", "negative", "not_equal", "pow",
     "reduce_all", "reduce_any", "reduce_logsumexp", "reduce_max", "reduce_mean", "reduce_min",
     "reduce_std", "reduce_sum", "reduce_variance", "sigmoid", "sign", "sin", "softmax", "softplus",
-    "sqrt", "square",
-    "subtract", "tanh")})
+    "sqrt", "square", "subtract", "tanh")})
 test = _SimpleNamespace(is_gpu_available=gpu_available)     # tf.test.is_gpu_available()
 # TF 1.x's eager preview, as on the slides: @tf.contrib.eager.defun became @tf.function
 contrib = _SimpleNamespace(eager=_SimpleNamespace(defun=function, Variable=Variable))

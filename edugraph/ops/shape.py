@@ -53,9 +53,7 @@ class Flatten(Op):
         self.start_dim, self.end_dim = start_dim, end_dim
 
     def forward(self, xp, x):
-        shape = x.shape or (1,)
-        start, end = self.start_dim % len(shape), self.end_dim % len(shape)
-        return x.reshape(shape[:start] + (int(np.prod(shape[start:end + 1])),) + shape[end + 1:])
+        return x.reshape(flattened_shape(x.shape, self.start_dim, self.end_dim, self.name))
 
     def backward(self, grad, out, x):
         return (reshape_like(grad, x),)
