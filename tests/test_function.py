@@ -346,6 +346,7 @@ _LAYERS = {      # name: (make the layer, make its input, call arguments)
     "dense": (lambda: eg.layers.Dense(4, activation="relu"), lambda: arr(3, 5), {}),
     "conv2d": (lambda: eg.layers.Conv2D(4, 3, padding="same"), lambda: arr(2, 6, 6, 3), {}),
     "maxpool": (lambda: eg.layers.MaxPooling2D(2), lambda: arr(2, 6, 6, 3), {}),
+    "avgpool": (lambda: eg.layers.AveragePooling2D(3, 2, "same"), lambda: arr(2, 6, 6, 3), {}),
     "gap": (lambda: eg.layers.GlobalAveragePooling2D(), lambda: arr(2, 6, 6, 3), {}),
     "flatten": (lambda: eg.layers.Flatten(), lambda: arr(2, 6, 6, 3), {}),
     "reshape": (lambda: eg.layers.Reshape((9, 12)), lambda: arr(2, 6, 6, 3), {}),

@@ -5,7 +5,7 @@ Every layer is an ``eg.nn.Module`` (``Layer`` here, as Keras calls it); PyTorch-
 ``eg.nn`` (``Linear``, ``Dropout``...) are thin aliases of these classes, not copies.
 """
 from . import activations
-from .conv import Conv2D, GlobalAveragePooling2D, MaxPooling2D
+from .conv import AveragePooling2D, Conv2D, GlobalAveragePooling2D, MaxPooling2D
 from .core import (Activation, Add, Concatenate, Dense, Dropout, Flatten, LeakyReLU, ReLU,
                    Reshape, Softmax)
 from .embedding import Embedding
@@ -13,13 +13,14 @@ from .normalization import BatchNormalization, LayerNormalization
 from .recurrent import LSTMCell
 from ..nn.module import KerasTensor, Module as Layer
 
-Convolution2D, MaxPool2D = Conv2D, MaxPooling2D
+Convolution2D, MaxPool2D, AvgPool2D = Conv2D, MaxPooling2D, AveragePooling2D
 
 __all__ = ["Layer", "KerasTensor", "Dense", "Activation", "ReLU", "Softmax", "LeakyReLU",
            "Flatten", "Reshape", "Dropout", "Add", "Concatenate", "Conv2D", "Convolution2D",
-           "MaxPooling2D", "MaxPool2D", "GlobalAveragePooling2D", "BatchNormalization",
-           "LayerNormalization", "Embedding", "LSTMCell", "activations", "dense", "conv2d",
-           "max_pooling2d", "flatten", "dropout", "batch_normalization"]
+           "MaxPooling2D", "MaxPool2D", "AveragePooling2D", "AvgPool2D", "GlobalAveragePooling2D",
+           "BatchNormalization", "LayerNormalization", "Embedding", "LSTMCell", "activations",
+           "dense", "conv2d", "max_pooling2d", "average_pooling2d", "flatten", "dropout",
+           "batch_normalization"]
 
 
 def dense(inputs, units, activation=None, use_bias=True, kernel_initializer=None,
@@ -45,6 +46,11 @@ def conv2d(inputs, filters, kernel_size, strides=1, padding="valid", activation=
 def max_pooling2d(inputs, pool_size, strides, padding="valid", name=None):
     """TF1's ``tf.layers.max_pooling2d``."""
     return MaxPooling2D(pool_size, strides, padding, name=name)(inputs)
+
+
+def average_pooling2d(inputs, pool_size, strides, padding="valid", name=None):
+    """TF1's ``tf.layers.average_pooling2d``."""
+    return AveragePooling2D(pool_size, strides, padding, name=name)(inputs)
 
 
 def flatten(inputs, name=None):

@@ -1,8 +1,8 @@
 """Convolution and pooling layers on NHWC images (batch, height, width, channels), as in Keras."""
 from . import activations
 from ..nn.module import Module, fan_in_shape
-from ..ops.conv import _pair, check_image_shape, conv2d, conv_output_size, max_pool2d
-from ..ops.conv import padding_argument
+from ..ops.conv import _pair, avg_pool2d, check_image_shape, conv2d, conv_output_size
+from ..ops.conv import max_pool2d, padding_argument
 from ..ops.reduce import reduce_mean
 
 
@@ -55,8 +55,9 @@ class Conv2D(Module):
                 f"strides={self.strides}, padding={self.padding!r}")
 
 
-class MaxPooling2D(Module):
-    """The largest value of each ``pool_size`` window; the gradient goes to that winner only."""
+class _Pooling2D(Module):
+    """What the pooling layers share: windows of ``pool_size`` slide by ``strides`` (by the
+    window, unless given) over NHWC images; each layer's ``call`` says what a window gives."""
 
     def __init__(self, pool_size=2, strides=None, padding="valid", **kwargs):
         super().__init__(**kwargs)
@@ -64,16 +65,35 @@ class MaxPooling2D(Module):
         self.strides = self.pool_size if strides is None else _pair(strides, "strides")
         self.padding = padding_argument(padding)
 
-    def call(self, inputs):
-        return max_pool2d(inputs, self.pool_size, self.strides, self.padding)
-
     def compute_output_shape(self, input_shape):
-        check_image_shape(input_shape, f"MaxPooling2D '{self.name}'")
+        check_image_shape(input_shape, f"{type(self).__name__} '{self.name}'")
         return windows_grid(input_shape, self.pool_size, self.strides, self.padding) + \
             (input_shape[3],)
 
     def extra_repr(self):
         return f"pool_size={self.pool_size}, strides={self.strides}"
+
+
+class MaxPooling2D(_Pooling2D):
+    """The largest value of each ``pool_size`` window; the gradient goes to that winner only."""
+
+    def call(self, inputs):
+        return max_pool2d(inputs, self.pool_size, self.strides, self.padding)
+
+
+class AveragePooling2D(_Pooling2D):
+    """The mean of each ``pool_size`` window; its gradient is shared evenly by the window's
+    pixels. A window over "same" padding averages its real pixels only, as Keras's does;
+    ``count_include_pad=True`` (PyTorch's ``nn.AvgPool2d``) counts the padding zeros too."""
+
+    def __init__(self, pool_size=2, strides=None, padding="valid", count_include_pad=False,
+                 **kwargs):
+        super().__init__(pool_size, strides, padding, **kwargs)
+        self.count_include_pad = count_include_pad
+
+    def call(self, inputs):
+        return avg_pool2d(inputs, self.pool_size, self.strides, self.padding,
+                          count_include_pad=self.count_include_pad)
 
 
 class GlobalAveragePooling2D(Module):

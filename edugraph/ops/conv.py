@@ -5,14 +5,18 @@ The trick is *im2col*: cut every sliding window out of the image into a tensor o
 
 * a convolution is a matmul per image: windows ``(OH·OW, KH·KW·C)`` @ kernel ``(KH·KW·C, F)``,
 * max pooling is a ``reduce_max`` over each window, whose backward already *routes* the
-  gradient to the winning pixel.
+  gradient to the winning pixel,
+* average pooling divides each window's sum by its number of pixels; its backward
+  *distributes* the gradient evenly over the window.
 
-So only two ops are new: ``Im2Col`` and its adjoint ``Col2Im`` (each one's backward is the
-other). Everything else is reshape, matmul and max, whose gradients exist already.
+So the new ops come in adjoint pairs, each one's backward the other: ``Im2Col`` and
+``Col2Im``, ``AvgPool`` and ``AvgPoolGrad``. Everything else is reshape, matmul and max,
+whose gradients exist already.
 """
 import math
 
 from .base import Op, ShapedLike, apply, apply_shaped_like, as_tensor, as_tensors, rank_known
+from .base import broadcast_array
 from .linalg import matmul
 from .reduce import reduce_max
 from .shape import reshape
@@ -81,6 +85,52 @@ class Col2Im(ShapedLike):
         return (apply(Im2Col(self.kernel_size, self.strides, self.padding), grad),)
 
 
+class AvgPool(Op):
+    """im2col's windows ``(N, OH, OW, KH, KW, C)`` → their means ``(N, OH, OW, C)``.
+
+    ``counts`` holds, for each output row and for each output column, how many of the window's
+    rows and columns are averaged; a window divides its sum by their product. That is KH·KW,
+    or less where a window overlaps padding that does not count (TF's "same")."""
+
+    name, gate = "avg_pool", "distributes"
+
+    def __init__(self, kernel_size, counts):
+        self.kernel_size, self.counts = kernel_size, counts
+
+    def forward(self, xp, patches):
+        return patches.sum(axis=(3, 4)) / _divisors(xp, self.counts, patches.dtype)
+
+    def backward(self, grad, out, patches):
+        # "avg distributes": each place in a window gets an equal share of its gradient
+        return (apply(AvgPoolGrad(self.kernel_size, self.counts), grad),)
+
+
+class AvgPoolGrad(Op):
+    """The adjoint of avg_pool: each window's value, divided by the window's count, is spread
+    over all KH·KW of its places, ``(N, OH, OW, C)`` → ``(N, OH, OW, KH, KW, C)``. (Col2Im
+    then adds the places back onto the pixels; padding gets a share too, and is cut off.)"""
+
+    name = "avg_pool_grad"
+
+    def __init__(self, kernel_size, counts):
+        self.kernel_size, self.counts = kernel_size, counts
+
+    def forward(self, xp, grad):
+        n, oh, ow, c = grad.shape
+        share = grad / _divisors(xp, self.counts, grad.dtype)
+        return broadcast_array(xp, share[:, :, :, None, None, :],
+                               (n, oh, ow) + self.kernel_size + (c,))
+
+    def backward(self, grad, out, g):
+        return (apply(AvgPool(self.kernel_size, self.counts), grad),)
+
+
+def _divisors(xp, counts, dtype):
+    """Each window's number of averaged pixels, shaped (OH, OW, 1) to divide (N, OH, OW, C)."""
+    rows, columns = counts
+    return xp.asarray(rows, dtype=dtype)[:, None, None] * xp.asarray(columns, dtype=dtype)[:, None]
+
+
 # ----------------------------------------------------------------------------- functions
 def _pair(value, what, smallest=1):
     pair = (value, value) if isinstance(value, int) else tuple(value)
@@ -145,6 +195,11 @@ def extract_patches(x, kernel_size, strides=1, padding="valid", pad_value=0.0, n
 def _windows(x, kernel_size, strides, padding, pad_value, what, name=None):
     """``extract_patches`` for ``what`` (conv2d, max_pool2d...), which its errors name."""
     x = as_tensor(x)
+    return apply(_im2col(x, kernel_size, strides, padding, pad_value, what), x, name=name)
+
+
+def _im2col(x, kernel_size, strides, padding, pad_value, what):
+    """The Im2Col op that cuts tensor ``x`` into windows, once their sizes are checked."""
     check_image_shape(x.shape, what)
     if None in x.shape[1:3]:
         raise ShapeError(f"{what}: the height and width of the input (shape {x.shape}) must be "
@@ -157,7 +212,7 @@ def _windows(x, kernel_size, strides, padding, pad_value, what, name=None):
                          f"an input of height and width {x.shape[1]}x{x.shape[2]} (shape "
                          f"{x.shape}) with padding '{padding}'. Use a smaller window, "
                          "padding='same', or larger images.")
-    return apply(Im2Col(kernel_size, strides, pads, pad_value), x, name=name)
+    return Im2Col(kernel_size, strides, pads, pad_value)
 
 
 def conv2d(input, filters, strides=1, padding="valid", name=None):
@@ -193,3 +248,40 @@ def max_pool2d(input, ksize=2, strides=None, padding="valid", name=None):
 
 
 max_pool = max_pool2d
+
+
+def _window_sizes(size, kernel, stride, pads, count_pad):
+    """How many pixels each window along one axis averages: all ``kernel`` with ``count_pad``,
+    else only the real ones. The windows start every ``stride`` pixels of the padded image,
+    whose real pixels run from ``before`` to ``before + size``."""
+    before, after = pads
+    starts = range(0, before + size + after - kernel + 1, stride)
+    if count_pad:
+        return (kernel,) * len(starts)
+    return tuple(min(start + kernel, before + size) - max(start, before) for start in starts)
+
+
+def avg_pool2d(input, ksize=2, strides=None, padding="valid", name=None, count_include_pad=False):
+    r"""Mean of each window (NHWC). Backward spreads each window's gradient evenly over it.
+
+    $y_{n,i,j,c} = \frac{1}{|W_{ij}|} \sum_{(a,b) \in W_{ij}} x_{n,a,b,c}$, where $W_{ij}$ holds
+    the pixels under window $(i, j)$. A window that overlaps the padding ("same", or zeros on
+    each side) averages its real pixels only, as TF does; ``count_include_pad=True`` divides
+    by the whole window, padding zeros included, as PyTorch's ``F.avg_pool2d`` does by default.
+    """
+    input = as_tensor(input)
+    strides = ksize if strides is None else strides
+    im2col = _im2col(input, ksize, strides, padding, 0.0, "avg_pool2d")
+    kernel_size = im2col.kernel_size
+    if any(2 * pad > k for pads, k in zip(im2col.padding, kernel_size) for pad in pads):
+        raise ShapeError(
+            f"avg_pool2d: padding {padding!r} is more than half the {kernel_size[0]}x"
+            f"{kernel_size[1]} window (on images of height and width {input.shape[1]}x"
+            f"{input.shape[2]}); the border windows would hold more padding than pixels. "
+            "Pad at most kernel_size // 2 on each side (PyTorch's rule).")
+    counts = tuple(_window_sizes(n, k, s, pads, count_include_pad) for n, k, s, pads in zip(
+        input.shape[1:3], kernel_size, im2col.strides, im2col.padding))
+    return apply(AvgPool(kernel_size, counts), apply(im2col, input), name=name)
+
+
+avg_pool = avg_pool2d
