@@ -15,18 +15,19 @@ from .ops.activation import (dropout, elu, leaky_relu, log_softmax, relu, sigmoi
                              softplus, tanh)
 from .ops.base import (accepting_tf1_keywords as _accepting_tf1_keywords,
                        accepting_torch_dims as _accepting_torch_dims)
-from .ops.linalg import matmul
+from .ops.linalg import bmm, dot, matmul, mm, mv, outer
 from .ops.math import (abs, add, add_n, cast, clip, clip_by_value, cos, divide, divide_no_nan,
                        equal, exp, floordiv, floormod, greater, greater_equal, less, less_equal,
                        log, logical_and, logical_not, logical_or, maximum, minimum, multiply,
                        negative, not_equal, pow, sign, sin, sqrt, square, subtract, where)
 from .ops.printing import print_ as print  # noqa: A001  (tf.print: prints when it runs)
-from .ops.random import (fill, linspace, manual_seed, ones, ones_like, rand, randn,
-                         random_normal, random_uniform, range_ as range, truncated_normal, zeros,
-                         zeros_like)  # noqa: A001
-from .ops.reduce import (argmax, argmin, logsumexp, reduce_all, reduce_any, reduce_logsumexp,
-                         reduce_max, reduce_mean, reduce_min, reduce_std, reduce_sum,
-                         reduce_variance, std, torch_max, torch_min, var)
+from .ops.random import (arange, fill, full, full_like, linspace, manual_seed, ones, ones_like,
+                         rand, rand_like, randint, randn, randn_like, random_normal,
+                         random_uniform, range_ as range, torch_normal as normal,
+                         truncated_normal, zeros, zeros_like)  # noqa: A001
+from .ops.reduce import (argmax, argmin, cumsum, logsumexp, norm, reduce_all, reduce_any,
+                         reduce_logsumexp, reduce_max, reduce_mean, reduce_min, reduce_std,
+                         reduce_sum, reduce_variance, std, torch_max, torch_min, var)
 from .ops.shape import (broadcast_to, cat, concat, copy_to, expand_dims, flatten, gather,
                         identity, one_hot, permute, reshape, squeeze, stack, stop_gradient,
                         transpose, unsqueeze)
@@ -56,8 +57,7 @@ mul, sub, div, neg = multiply, subtract, divide, negative
 mod, floor_divide, remainder = floormod, floordiv, floormod  # tf.mod; PyTorch's names
 
 newaxis = None                  # x[..., eg.newaxis] (tf.newaxis, np.newaxis)
-arange = range  # noqa: A001  (torch.arange)
-clamp, full = clip, fill        # torch.clamp(x, min=0), torch.full((2, 3), 0.5)
+clamp = clip                    # torch.clamp(x, min=0)
 # TF1's older keywords on TF's names: eg.reduce_sum(p, reduction_indices=[1], keep_dims=True)
 (reduce_sum, reduce_mean, reduce_max, reduce_min, reduce_any, reduce_all, reduce_logsumexp,
  reduce_variance, reduce_std, squeeze, argmax, argmin) = (_accepting_tf1_keywords(f) for f in (
@@ -65,12 +65,13 @@ clamp, full = clip, fill        # torch.clamp(x, min=0), torch.full((2, 3), 0.5)
     reduce_variance, reduce_std, squeeze, argmax, argmin))
 # PyTorch's keywords too, where PyTorch has the function: eg.sum(x, dim=1), eg.cat(xs, dim=1)
 (sum, mean, amax, amin, cat, stack, squeeze, unsqueeze, argmax, argmin, softmax, log_softmax,
- logsumexp) = (_accepting_torch_dims(f) for f in (  # noqa: A001
+ logsumexp, cumsum) = (_accepting_torch_dims(f) for f in (  # noqa: A001
     sum, mean, amax, amin, cat, stack, squeeze, unsqueeze, argmax, argmin, softmax, log_softmax,
-    logsumexp))
+    logsumexp, cumsum))
 # tf.math: TF's namespace of the elementwise maths and reductions (tf.math.reduce_std(x))
 math = _SimpleNamespace(**{name: globals()[name] for name in (
-    "abs", "add", "add_n", "argmax", "argmin", "cos", "divide", "divide_no_nan", "equal", "exp",
+    "abs", "add", "add_n", "argmax", "argmin", "cos", "cumsum", "divide", "divide_no_nan",
+    "equal", "exp",
     "floordiv", "floormod",
     "greater", "greater_equal", "less", "less_equal", "log", "log_softmax", "logical_and",
     "logical_not", "logical_or", "maximum", "minimum", "multiply", "negative", "not_equal", "pow",

@@ -88,9 +88,11 @@ def _propagate(outputs, seeds, boundary=0, wanted=(), accumulate=True):
             continue
         if accumulate and node._retain:         # (retained grads add up too, as in PyTorch)
             _accumulate(node, grad)
-        inputs = node._inputs
-        backward_inputs = inputs if node._seq > changed else _guard_changed_inputs(node)
-        for inp, g in zip(inputs, op.backward(grad, node, *backward_inputs)):
+        if node._seq > changed:                 # (nothing changed in place since: the norm)
+            out, inputs, backward_inputs = node, node._inputs, node._inputs
+        else:
+            out, inputs, backward_inputs = _as_recorded(node)
+        for inp, g in zip(inputs, op.backward(grad, out, *backward_inputs)):
             if g is None or not inp.requires_grad:
                 continue
             if inp.graph is not None or g._value.shape != inp._value.shape:
@@ -104,23 +106,39 @@ def _accumulate(tensor, grad):
     tensor.grad = grad if tensor.grad is None else tensor.grad + grad
 
 
-def _guard_changed_inputs(node):
-    """``node``'s inputs, with a stand-in for each one changed in place since ``node`` used it.
-    Its old values are gone, so a backward that reads it must fail clearly (PyTorch's
-    "modified by an inplace operation"); one that does not (``w * x`` for w's gradient
-    reads only x) still gives the right answer, as in TF. An input that is a view of a
-    variable's array (``w.T``, ``w[0]``, ``w.detach()``) changed when the variable did."""
+def _as_recorded(node):
+    """For a node recorded before some tensor changed in place: ``node``, the inputs it used,
+    and the tensors its backward may read, as they were when it was recorded.
+
+    * An input that a recorded change has made a new node since (``out += identity`` while
+      gradients are recorded: ``Tensor._record_change``) is the version it was then
+      (``_previous``), and its gradient goes there.
+    * A tensor whose values were overwritten since (``assign``, ``x -= ...`` under no_grad,
+      ``x[...] = ...``, ``.data = ...``) is read through a stand-in without values: a backward
+      that needs them fails clearly (PyTorch's "modified by an inplace operation"); one that
+      does not (``w * x`` for w's gradient reads only x) still gives the right answer, as in
+      TF. A tensor that is a view of a variable's array (``w.T``, ``w[0]``, ``w.detach()``)
+      changed when the variable did."""
+    inputs = tuple(_version_at(t, node._seq) for t in node._inputs)
     written = context.written_in_place_since(node._seq)
-    guarded = []
-    for inp in node._inputs:
-        if getattr(inp, "_changed_at", 0) > node._seq:
-            inp = _Overwritten(inp, node)
+    readable = []
+    for t in (node, *inputs):
+        if getattr(t, "_changed_at", 0) > node._seq:
+            t = _Overwritten(t, node)
         else:
-            variable = _viewed_variable(inp, written)
+            variable = _viewed_variable(t, written)
             if variable is not None:
-                inp = _Overwritten(inp, node, view_of=variable)
-        guarded.append(inp)
-    return tuple(guarded)
+                t = _Overwritten(t, node, view_of=variable)
+        readable.append(t)
+    return readable[0], inputs, readable[1:]
+
+
+def _version_at(tensor, sequence):
+    """``tensor`` as it was at ``sequence``: a recorded in-place change since then made it a
+    newer node (a higher sequence number), and the version before is its ``_previous``."""
+    while tensor._seq > sequence and getattr(tensor, "_previous", None) is not None:
+        tensor = tensor._previous
+    return tensor
 
 
 def _viewed_variable(tensor, written):
@@ -136,14 +154,16 @@ def _viewed_variable(tensor, written):
 
 
 class _Overwritten(Tensor):
-    """An input changed in place after ``node`` used it: shape and dtype, but no values."""
+    """An input or the output of ``node``, changed in place after ``node`` was recorded:
+    shape and dtype, but no values."""
 
-    __slots__ = ("_shape", "_dtype", "_user", "_view_of")
+    __slots__ = ("_shape", "_dtype", "_user", "_view_of", "_role")
 
     def __init__(self, original, node, view_of=None):
         super().__init__(None, original.device, original.requires_grad, original.name)
         self._shape, self._dtype, self._user = original.shape, original.dtype, node
         self._view_of = view_of
+        self._role = "its output" if original is node else "an input"
 
     @property
     def _value(self):
@@ -151,14 +171,17 @@ class _Overwritten(Tensor):
         shape = f"(shape {self._shape})"
         if self._view_of is not None:
             source = f"variable '{self._view_of.name}'" if self._view_of.name else "a tensor"
-            what = f"an input {shape} that is a view of {source} (a reshape, slice, detach...)"
+            shared = "that is a view of" if self._role == "an input" else \
+                "that shares memory with"
+            what = f"{self._role} {shape} {shared} {source} (a reshape, slice, detach...)"
         else:
-            what = f"its variable '{self.name}' {shape}" if self.name else f"an input {shape}"
+            what = f"its variable '{self.name}' {shape}" if self.name else f"{self._role} {shape}"
         raise GradientError(
             f"The gradient of {op} needs the values of {what}, but they were changed in place "
-            f"(assign, assign_add/sub, x -= ... or .data = ...) after {op} used them. "
-            "Take the gradients first and change the variables after (grads = "
-            "tape.gradient(loss, [w1, w2]), then the assigns), or run the forward pass again.")
+            f"(assign, assign_add/sub, x -= ..., x[...] = ... or .data = ...) after {op} "
+            f"{'made' if self._role == 'its output' else 'used'} them. Take the gradients "
+            "first and change the variables after (grads = tape.gradient(loss, [w1, w2]), "
+            "then the assigns), or run the forward pass again.")
 
     @_value.setter
     def _value(self, value):        # (Tensor.__init__ sets it: nothing to keep)

@@ -8,7 +8,7 @@ import numpy as np
 
 from . import devices as _device
 from .context import note_in_place_change, state
-from .errors import GradientError, ShapeError
+from .errors import DeviceError, GradientError, ShapeError
 
 float16, float32, float64 = np.dtype("float16"), np.dtype("float32"), np.dtype("float64")
 int8, int16, int32, int64 = (np.dtype(f"int{n}") for n in (8, 16, 32, 64))
@@ -71,9 +71,10 @@ def _numbers_kind(data):
 class Tensor:
     """A multi-dimensional array on a device that can record how it was computed."""
 
-    # (_changed_at is set only when the values are overwritten in place: see autodiff.py)
+    # (_changed_at is set only when the values are overwritten in place, _previous only when
+    # such a change is recorded: see autodiff.py)
     __slots__ = ("_value", "device", "requires_grad", "grad", "_op", "_inputs", "_seq",
-                 "_retain", "name", "_changed_at", "__weakref__")
+                 "_retain", "name", "_changed_at", "_previous", "__weakref__")
     graph = None                    # eager tensors belong to no graph; symbolic ones set it
     __array_ufunc__ = None          # numpy_array * tensor → Tensor.__rmul__, never object arrays
 
@@ -234,30 +235,124 @@ class Tensor:
     def _update(self, function, other, spelling):
         """``x -= d`` and ``x.sub_(d)``: write ``function(x, d)`` into x's own array, so x stays
         the same tensor (a leaf keeps its ``.grad``; views and aliases see the change). As in
-        PyTorch, a tensor that requires grad may only be changed under ``eg.no_grad()`` (the
-        SGD step ``w -= lr * w.grad``), and the result must keep x's shape and dtype. While a
-        graph is built (or x is symbolic) ``x -= d`` makes a new node instead, as in TF."""
+        PyTorch, a leaf that requires grad may only be changed under ``eg.no_grad()`` (the
+        SGD step ``w -= lr * w.grad``); a change that gradients flow through (``out +=
+        identity`` in a ResNet block) is recorded (``_record_change``). The result must keep
+        x's shape and dtype. While a graph is built (or x is symbolic) ``x -= d`` makes a new
+        node instead, as in TF."""
         if self.graph is not None or state.graph is not None:
             return function(self, other)
-        if state.grad_enabled and (self.requires_grad or getattr(other, "requires_grad", False)):
-            raise GradientError(
-                f"{spelling} would change a tensor of shape {self.shape} in place while "
-                "gradients are being recorded, and an in-place change cannot be "
-                "differentiated. For an update step (w -= lr * w.grad) put it under "
-                "`with eg.no_grad():`; to compute something new, write y = x - d instead.")
+        if self._change_is_recorded(other, spelling):
+            return self._record_change(lambda before: function(before, other), spelling)
         result = function(self, other)
+        self._check_keeps_layout(result, spelling)
+        self._store(Ellipsis, result._value)
+        return self
+
+    def _check_keeps_layout(self, result, spelling):
         if (result.shape, result.dtype) != (self.shape, self.dtype):
             raise ShapeError(
                 f"{spelling} on a tensor of shape {self.shape} and dtype {self.dtype} gives "
                 f"shape {result.shape} and dtype {result.dtype}: an in-place result must keep "
                 "both. Write y = x - d for a new tensor (or cast d first).")
-        if isinstance(self._value, np.generic):     # a numpy scalar cannot be written into
-            self._value = result._value
+
+    def _change_is_recorded(self, value, spelling):
+        """PyTorch's rules for changing values in place: never a leaf that requires grad while
+        gradients are recorded (its gradient would belong to values it no longer has); a
+        change that a gradient flows through (the tensor or the new values require grad) is
+        recorded; any other change is just written."""
+        if not state.grad_enabled:
+            return False
+        if self.requires_grad and self._op is None:
+            raise GradientError(
+                f"{spelling} would change a tensor of shape {self.shape} in place while "
+                "gradients are being recorded, and it is a leaf tensor that requires grad: as "
+                "in PyTorch, such a tensor cannot be changed in place outside eg.no_grad(). For "
+                "an update step (w -= lr * w.grad, w.normal_(0, 0.01)) put it under `with "
+                "eg.no_grad():`; to compute something new, make a new tensor (y = x - d).")
+        return self.requires_grad or getattr(value, "requires_grad", False)
+
+    def _record_change(self, compute, spelling):
+        """An in-place change that gradients flow through, as PyTorch records it: this tensor
+        becomes the output of a new node, ``compute(before)``, where ``before`` is a new tensor
+        that takes over the node this one was (its op, inputs and values). The recorded graph
+        keeps the values each node used, so every gradient stays right: ops recorded earlier
+        that used this tensor get ``before``'s (the engine looks it up, see autodiff.py).
+
+        Unlike PyTorch, the new values are a new array: a view taken before the change (a
+        slice, a reshape) keeps the old values."""
+        before = Tensor(self._value, self.device, self.requires_grad, self.name)
+        before._op, before._inputs, before._seq = self._op, self._inputs, self._seq
+        before._changed_at = getattr(self, "_changed_at", 0)
+        before._previous = getattr(self, "_previous", None)
+        result = compute(before)
+        self._check_keeps_layout(result, spelling)
+        self._value, self._op, self._inputs, self._seq = \
+            result._value, result._op, result._inputs, result._seq
+        self.requires_grad, self._previous = result.requires_grad, before
+        note_in_place_change(self, array_written=False)
+        return self
+
+    def _store(self, index, array):
+        """Write ``array`` into ``self._value[index]`` and note the in-place change."""
+        if isinstance(self._value, np.generic):     # a numpy scalar cannot be written into:
+            value = np.array(self._value)           # a 0-d array with the new value replaces it
+            value[index] = array
+            self._value = value
             note_in_place_change(self, array_written=False)
         else:
-            self._value[...] = result._value
+            self._value[index] = array
             note_in_place_change(self)
-        return self
+
+    def __setitem__(self, index, value):
+        """PyTorch's ``X[1, 2] = 17``, ``X[:2, :] = 12``, ``Z[:] = X + Y``, ``x[mask] = 0``:
+        ``value`` (a number, a list or a tensor on x's device), cast to x's dtype and
+        broadcast to the indexed part, is written into x's own array, so that views and
+        aliases see the change. The rules of in-place changes apply (``_change_is_recorded``).
+        A graph tensor cannot be changed (as in TF): there ``eg.where`` or ``v.assign``."""
+        spelling = f"x[{_index_text(index)}] = ..."
+        if self.graph is not None or state.graph is not None:
+            raise TypeError(
+                f"{spelling}: a tensor in a graph cannot be changed by indexing, as in "
+                "TensorFlow: it has no values yet, only a recipe. Make a new tensor instead, "
+                "e.g. eg.where(mask, value, x), or give a Variable new values with "
+                "v.assign(...).")
+        if self._change_is_recorded(value, spelling):
+            self._record_change(lambda before: _ops.shape.index_put(before, index, value),
+                                spelling)
+            return
+        array = self._values_to_store(value, spelling)
+        index = _ops.shape.device_index(index, self.device)
+        try:
+            self._store(index, array)
+        except (ValueError, IndexError, TypeError) as e:
+            raise ShapeError(self._store_failure(spelling, index, array, e)) from e
+
+    def _values_to_store(self, value, spelling):
+        """``value`` as an array on this tensor's device, in its dtype."""
+        if not isinstance(value, Tensor):
+            return tensor(value, dtype=self.dtype, device=self.device)._value
+        if value.graph is not None:
+            raise TypeError(f"{spelling}: {value.name} is a symbolic tensor (a graph's, with no "
+                            "values yet); only values can be written into an eager tensor.")
+        if value.device is not self.device:
+            raise DeviceError(
+                f"{spelling}: the values are on {value.device.name} and the tensor on "
+                f"{self.device.name}. Copy them explicitly first, e.g. "
+                f"value.to('{self.device.name}').")
+        return value._value.astype(self.dtype, copy=False)
+
+    def _store_failure(self, spelling, index, array, error):
+        try:
+            part = self._value[index].shape
+        except (ValueError, IndexError, TypeError):
+            return (f"{spelling}: indexing a tensor of shape {self.shape} this way failed "
+                    f"({error}): indices must be integers, slices or booleans, within each "
+                    "dimension's size (from -size to size - 1).")
+        return (f"{spelling}: values of shape {tuple(array.shape)} cannot be written into the "
+                f"part of shape {tuple(part)} that the index picks (of a tensor of shape "
+                f"{self.shape}): they must broadcast to it (compared from the right, each size "
+                "equal or 1). Reshape them, or pick a part of their shape.")
 
     def __iadd__(self, other): return self._update(_ops.math.add, other, "x += ...")
     def __isub__(self, other): return self._update(_ops.math.subtract, other, "x -= ...")
@@ -282,6 +377,23 @@ class Tensor:
         """Set every element to 0 in place (``w.grad.zero_()``)."""
         return self._update(lambda x, _: _ops.random.zeros_like(x), None, "zero_")
 
+    def fill_(self, value):
+        """Set every element to ``value`` in place (``b.data.fill_(0)``)."""
+        return self._update(lambda x, v: _ops.random.full_like(
+            x, v.item() if isinstance(v, Tensor) else v), value, "fill_")
+
+    def normal_(self, mean=0.0, std=1.0):
+        """Overwrite with values from the normal distribution, in place (PyTorch's
+        initialisers: ``net[0].weight.data.normal_(0, 0.01)``; ``.data`` shares the
+        weight's memory, so the weight changes)."""
+        return self._update(lambda x, _: _ops.random.randn_like(x) * std + mean, None,
+                            "normal_")
+
+    def uniform_(self, a=0.0, b=1.0):
+        """Overwrite with values drawn uniformly from [a, b), in place."""
+        return self._update(lambda x, _: _ops.random.rand_like(x) * (b - a) + a, None,
+                            "uniform_")
+
     def requires_grad_(self, requires_grad=True):
         if requires_grad and not self.is_floating_point():
             raise TypeError(f"Only floating-point tensors can require gradients; this one is "
@@ -298,8 +410,16 @@ class Tensor:
         self.grad = None
 
     # ------------------------------------------------------------------ devices and dtypes
-    def to(self, target):
-        """A copy on another device (``'/gpu:0'``, ``'cpu'``...) or with another dtype."""
+    def to(self, target=None, dtype=None, *, device=None):
+        """A copy on another device (``'/gpu:0'``, ``'cpu'``...) or with another dtype; also
+        PyTorch's ``x.to(device, dtype)``, ``x.to(device=d)`` and ``x.to(dtype=t)``."""
+        result = self
+        for spec in (target, device, dtype):
+            if spec is not None:
+                result = result._to_one(spec)
+        return result
+
+    def _to_one(self, target):
         device, dtype = device_or_dtype(target, "x.to")
         if device is not None:
             return _ops.shape.copy_to(self, device)
@@ -357,12 +477,6 @@ class Tensor:
     def __invert__(self): return _ops.math.logical_not(self)
     def __getitem__(self, index): return _ops.shape.getitem(self, index)
 
-    def __setitem__(self, index, value):
-        raise TypeError(
-            "A tensor cannot be changed by indexing (x[...] = value), as in TensorFlow: the "
-            "recorded graph would no longer match its values. Make a new tensor instead, e.g. "
-            "eg.where(mask, value, x), or give a Variable new values with v.assign(...).")
-
     # ------------------------------------------------------------------ methods (PyTorch names)
     def add(self, other): return _ops.math.add(self, other)
     def sub(self, other): return _ops.math.subtract(self, other)
@@ -386,7 +500,11 @@ class Tensor:
     def clip(self, min=None, max=None): return _ops.math.clip(self, min, max)
     clamp = clip
     def matmul(self, other): return _ops.linalg.matmul(self, other)
-    mm = matmul
+    def mm(self, other): return _ops.linalg.mm(self, other)
+    def bmm(self, other): return _ops.linalg.bmm(self, other)
+    def mv(self, vector): return _ops.linalg.mv(self, vector)
+    def dot(self, other): return _ops.linalg.dot(self, other)
+    def outer(self, other): return _ops.linalg.outer(self, other)
     def clone(self): return _ops.shape.clone(self)
     def sign(self): return _ops.math.sign(self)
     eq, ne, gt, ge, lt, le = __eq__, __ne__, __gt__, __ge__, __lt__, __le__
@@ -431,11 +549,21 @@ class Tensor:
     def amin(self, dim=None, keepdim=False):
         return _ops.reduce.reduce_min(self, dim, keepdim)
 
-    def argmax(self, dim=None, keepdim=False):
-        return _ops.reduce.argmax(self, dim, keepdims=keepdim)
+    def argmax(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        """PyTorch's ``x.argmax(dim)``; numpy's ``x.argmax(axis=1)`` (d2l's accuracy)."""
+        return _ops.reduce.argmax(self, _pick(dim, axis), keepdims=_pick(keepdim, keepdims))
 
-    def argmin(self, dim=None, keepdim=False):
-        return _ops.reduce.argmin(self, dim, keepdims=keepdim)
+    def argmin(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        return _ops.reduce.argmin(self, _pick(dim, axis), keepdims=_pick(keepdim, keepdims))
+
+    def cumsum(self, dim=None, *, axis=None):
+        """PyTorch's ``x.cumsum(dim)`` (also ``axis=``): running totals along ``dim``."""
+        return _ops.reduce.cumsum(self, _pick(dim, axis))
+
+    def norm(self, p="fro", dim=None, keepdim=False):
+        """PyTorch's ``x.norm(p, dim, keepdim)``: the Euclidean norm by default, over all
+        values (as one vector), or along ``dim``; also ``p=1`` and ``p=float('inf')``."""
+        return _ops.reduce.vector_norm(self, p, dim, keepdim)
 
     def any(self, dim=None): return _ops.reduce.reduce_any(self, dim)
     def all(self, dim=None): return _ops.reduce.reduce_all(self, dim)
@@ -505,6 +633,23 @@ def device_or_dtype(target, where):
 def _sizes(args):
     """``t.reshape(2, 3)``, ``t.reshape((2, 3))`` and ``t.reshape(6)`` all work, as in PyTorch."""
     return args[0] if len(args) == 1 and np.ndim(args[0]) == 1 else args
+
+
+def _index_text(index):
+    """An index as written between brackets, for messages: ``(slice(None, 2), 1)`` → ``:2, 1``."""
+    parts = index if isinstance(index, tuple) else (index,)
+    return ", ".join(_index_part_text(part) for part in parts)
+
+
+def _index_part_text(part):
+    if isinstance(part, slice):
+        bounds = ["" if b is None else str(b) for b in (part.start, part.stop, part.step)]
+        return ":".join(bounds if part.step is not None else bounds[:2])
+    if part is Ellipsis:
+        return "..."
+    if hasattr(part, "shape") and part.shape:   # a tensor, array or mask: shown by its shape
+        return f"<{part.dtype} indices of shape {tuple(part.shape)}>"
+    return repr(part)
 
 
 def _pick(torch_style, tf_style):

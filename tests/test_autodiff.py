@@ -101,8 +101,6 @@ def test_in_place_update_refusals(device):
                        r"shape \(2,\) in place while gradients are being recorded.*no_grad"):
         w -= 1.0
     x = on(device, [1.0, 2.0])
-    with pytest.raises(eg.errors.GradientError, match="in place while gradients"):
-        x += w                                  # the result would need to record
     with pytest.raises(eg.errors.ShapeError, match=r"^x \+= \.\.\. on a tensor of shape \(2,\) "
                        r"and dtype float32 gives shape \(2, 2\)"):
         x += on(device, np.ones((2, 2), np.float32))

@@ -222,14 +222,6 @@ def test_lists_are_tensors_too(device):
         eg.nn.conv2d(images, np.ones((2, 2, 1)))
 
 
-def test_item_assignment_says_what_to_do_instead(device):
-    x = on(device, [1.0, 2.0])
-    with pytest.raises(TypeError, match=r"cannot be changed by indexing.*eg\.where\(mask, value, "
-                       r"x\).*v\.assign"):
-        x[0] = 3.0
-    np.testing.assert_array_equal(x.numpy(), [1.0, 2.0])
-
-
 def test_reshape_sizes_and_one_hot_depth(device):
     x = on(device, np.ones((2, 3)))
     for bad in [(-2, 3), (-1, -1)]:

@@ -28,6 +28,11 @@ UNARY = {
     "softmax": lambda a: eg.softmax(a) if len(a.shape) else a,
     "log_softmax": lambda a: eg.log_softmax(a) if len(a.shape) else a,
     "logsumexp": lambda a: eg.logsumexp(a, axis=-1) if len(a.shape) else a,
+    "cumsum": lambda a: eg.cumsum(a, axis=-1) if len(a.shape) else a,
+    "cumsum_reverse_exclusive": lambda a: eg.cumsum(a, 0, exclusive=True, reverse=True)
+    if len(a.shape) else a,
+    "norm": lambda a: eg.norm(1.0 + a * a),                    # (away from 0, its kink)
+    "row_norm": lambda a: eg.norm(a + 2.0, axis=-1, keepdims=True) if len(a.shape) else a,
     # shape ops: a later binary step between shapes that do not broadcast uses b's mean
     "transpose": eg.transpose,
     "flatten": lambda a: eg.reshape(a, (-1,)),

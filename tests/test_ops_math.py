@@ -363,6 +363,54 @@ def test_matmul_with_vectors(device, shapes_ab):
     gradcheck(eg.matmul, a, b, device=device, name="matmul")
 
 
+PRODUCTS = {   # PyTorch's products of fixed ranks: (function, shapes, numpy reference)
+    "dot": (eg.dot, ((3,), (3,)), np.dot),
+    "mv": (eg.mv, ((2, 3), (3,)), np.matmul),
+    "mm": (eg.mm, ((2, 3), (3, 4)), np.matmul),
+    "bmm": (eg.bmm, ((2, 1, 3), (2, 3, 2)), np.matmul),
+    "outer": (eg.outer, ((3,), (2,)), np.outer),
+}
+
+
+@pytest.mark.parametrize("name", PRODUCTS)
+def test_pytorch_products_values_and_gradients(device, name):
+    fn, shapes_ab, ref = PRODUCTS[name]
+    rng = np.random.default_rng(0)
+    a, b = (rng.normal(size=s) for s in shapes_ab)
+    np.testing.assert_allclose(fn(on(device, a), on(device, b)).numpy(), ref(a, b), rtol=1e-12)
+    gradcheck(fn, a, b, device=device, name=name)
+
+
+def test_pytorch_products_name_the_function_and_the_shapes(device):
+    v3, v4, m = on(device, np.ones(3)), on(device, np.ones(4)), on(device, np.ones((2, 3)))
+    with pytest.raises(eg.errors.ShapeError, match=r"^dot: their lengths differ \(3 and 4\), "
+                       r"in shapes \(3,\) and \(4,\)"):
+        eg.dot(v3, v4)
+    with pytest.raises(eg.errors.ShapeError, match=r"^dot multiplies two 1-D vectors of the same "
+                       r"length, got shapes \(2, 3\) and \(3,\)\. eg\.matmul \(or @\) "
+                       r"multiplies tensors of any rank"):
+        m.dot(v3)
+    with pytest.raises(eg.errors.ShapeError, match=r"^mv: the matrix's columns and the vector's "
+                       r"length differ \(3 and 4\)"):
+        eg.mv(m, v4)
+    with pytest.raises(eg.errors.ShapeError, match=r"^mm multiplies two matrices"):
+        eg.mm(v3, m)
+    with pytest.raises(eg.errors.ShapeError, match=r"^mm: a's columns and b's rows differ "
+                       r"\(3 and 2\), in shapes \(2, 3\) and \(2, 3\)"):
+        m.mm(m)
+    with pytest.raises(eg.errors.ShapeError, match=r"^bmm: the batch sizes \(bmm does not "
+                       r"broadcast\) differ \(2 and 1\)"):
+        eg.bmm(eg.stack([m, m]), eg.reshape(m, (1, 3, 2)))
+    with pytest.raises(eg.errors.ShapeError, match=r"^outer multiplies two 1-D vectors, got "
+                       r"shapes \(3,\) and \(2, 3\)"):
+        eg.outer(v3, m)
+    with eg.Graph().as_default():           # checked as the graph is built, where sizes are known
+        x, y = eg.placeholder(eg.float32, (None, 3)), eg.placeholder(eg.float32, (4,))
+        with pytest.raises(eg.errors.ShapeError, match=r"^mv: .* differ \(3 and 4\)"):
+            eg.mv(x, y)
+        assert eg.mv(x, eg.placeholder(eg.float32, (None,))).shape.as_list() == [None]
+
+
 @pytest.mark.parametrize("fn", [eg.exp, eg.log, eg.sqrt, eg.sigmoid, eg.tanh, eg.softmax,
                                 eg.log_softmax, eg.reduce_mean, eg.logsumexp,
                                 lambda x: x / 2, lambda x: 1 / x, lambda x: x ** 0.5],
@@ -395,8 +443,8 @@ def test_integer_divided_by_float64_is_float64(device):
         assert got.dtype == eg.float64
         np.testing.assert_allclose(got.numpy(), want)
     assert (ints / 2.5).dtype == eg.float32 and (ints / [2.5, 1.0]).dtype == eg.float32
-    with pytest.raises(eg.errors.ShapeError, match="integers cannot be raised to negative integer powers"
-                                         ".*eg.cast"):
+    with pytest.raises(eg.errors.ShapeError,
+                       match="integers cannot be raised to negative integer powers.*eg.cast"):
         ints ** on(device, [-1, 2])
 
 

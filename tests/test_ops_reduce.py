@@ -1,12 +1,13 @@
 """Reductions over axes (None, one, negative, several; keepdims): values against numpy,
-gradients against central differences, and where max/min send the gradient."""
+gradients against central differences, and where max/min send the gradient. Also the running
+sum along an axis, cumsum."""
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
 import edugraph as eg
 from tests.gradcheck import gradcheck
-from tests.strategies import arrays, checks, distinct_arrays, shape_and_axis
+from tests.strategies import arrays, checks, distinct_arrays, shape_and_axis, shapes
 
 REDUCTIONS = {   # name: (edugraph function, numpy reference)
     "reduce_sum": (eg.reduce_sum, np.sum),
@@ -17,6 +18,8 @@ REDUCTIONS = {   # name: (edugraph function, numpy reference)
     "reduce_std": (eg.math.reduce_std, np.std),
     "logsumexp": (eg.logsumexp,
                   lambda x, axis, keepdims: np.log(np.exp(x).sum(axis=axis, keepdims=keepdims))),
+    "norm": (lambda x, axis, keepdims: eg.norm(x, axis=axis, keepdims=keepdims),
+             lambda x, axis, keepdims: np.sqrt((x * x).sum(axis=axis, keepdims=keepdims))),
 }
 
 
@@ -27,14 +30,64 @@ def test_reductions_over_axes(device, name, data, shape_axis, keepdims):
     fn, ref = REDUCTIONS[name]
     shape, axis = shape_axis
     # distinct values: max/min have a single winner, and std is away from 0 (its kink), so
-    # they are differentiable there
+    # they are differentiable there; the norm's kink is where all values are 0
     x = data.draw(distinct_arrays(shape) if name in ("reduce_max", "reduce_min", "reduce_std")
-                  else arrays(shape))
+                  else arrays(shape, avoid=(0,) if name == "norm" else ()))
     got = fn(eg.tensor(x, device=device), axis, keepdims)
     want = ref(x, axis=axis, keepdims=keepdims)
     assert got.shape == np.shape(want)
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-12, atol=1e-12)
     gradcheck(lambda t: fn(t, axis, keepdims), x, device=device, name=f"{name} axis={axis}")
+
+
+@checks
+@given(data=st.data(), shape=shapes(min_dims=1), exclusive=st.booleans(), reverse=st.booleans())
+def test_cumsum_along_an_axis(device, data, shape, exclusive, reverse):
+    """Each total against its definition: the sum of the elements at or before it (before it
+    only: exclusive; at or after it: reverse), written as a 0/1 matrix over the axis."""
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1))
+    x = data.draw(arrays(shape))
+    n = shape[axis]
+    i, j = np.indices((n, n))
+    counted = (j >= i if reverse else j <= i) & ((j != i) if exclusive else True)
+    want = np.moveaxis(np.tensordot(counted, np.moveaxis(x, axis, 0), axes=1), 0, axis)
+    got = eg.cumsum(eg.tensor(x, device=device), axis, exclusive, reverse)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12, atol=1e-12)
+    gradcheck(lambda t: eg.cumsum(t, axis, exclusive, reverse), x, device=device,
+              name=f"cumsum axis={axis} exclusive={exclusive} reverse={reverse}")
+
+
+def test_cumsum_keeps_integers_and_a_scalar_as_pytorch(device):
+    counts = eg.tensor([[1, 2], [3, 4]], device=device)
+    assert eg.cumsum(counts, dim=1).tolist() == [[1, 3], [3, 7]]
+    assert eg.cumsum(counts, 0).dtype == eg.int64
+    assert eg.math.cumsum(eg.tensor([1.0, 2.0, 3.0], device=device), reverse=True).tolist() \
+        == [6, 5, 3]
+    assert eg.cumsum(eg.tensor(2.0, device=device), 0).shape == ()   # its own total
+    with pytest.raises(TypeError, match=r"cumsum adds up along one axis, an integer; got "
+                       r"axis=None\. Write e\.g\. eg\.cumsum\(x, axis=0\) or x\.cumsum\(0\)"):
+        counts.cumsum()
+    with pytest.raises(eg.errors.ShapeError, match=r"cumsum over axis 2: a tensor of shape "
+                       r"\(2, 2\) has axes -2\.\.1"):
+        eg.cumsum(counts, 2)
+
+
+def test_norm_orders_and_their_errors(device):
+    x = eg.tensor([[3.0, -4.0], [0.0, 1.0]], device=device)
+    assert eg.norm(x[0]).item() == 5 and eg.norm(x, 1).item() == 8
+    assert eg.norm(x, np.inf, axis=1).tolist() == [4, 1]
+    assert eg.norm(x, "fro", axis=(0, 1)).item() == pytest.approx(26 ** 0.5)
+    assert x.norm(p=1, dim=(0, 1)).item() == 8                  # PyTorch: a vector norm
+    assert eg.norm(eg.tensor([3, 4], device=device)).dtype == eg.float32
+    with pytest.raises(ValueError, match=r"norm\(ord=1, axis=\(0, 1\)\): over two axes TF's "
+                       r"tf\.norm computes a matrix norm .* PyTorch's torch\.norm a vector norm"):
+        eg.norm(x, 1, (0, 1))
+    with pytest.raises(ValueError, match=r"for ord=2 the largest singular value"):
+        eg.norm(x, 2, (0, 1))
+    with pytest.raises(ValueError, match=r"norm: ord \(PyTorch's p\) 3 is not supported; "
+                       r"edugraph has 'euclidean' \(= 'fro' = 2\), 1 and np\.inf\. Another "
+                       r"p-norm is eg\.reduce_sum\(eg\.abs\(x\) \*\* p\) \*\* \(1 / p\)"):
+        x.norm(3)
 
 
 def test_method_spellings(device):
@@ -133,7 +186,8 @@ def test_argmax_argmin_any_all(device):
     x = np.array([[1.0, 9.0, 3.0], [7.0, 2.0, 8.0]])
     t = eg.tensor(x, device=device, requires_grad=True)
     for got, want in [(eg.argmax(t, 1), x.argmax(1)), (t.argmin(0), x.argmin(0)),
-                      (eg.argmax(t), x.argmax())]:
+                      (eg.argmax(t), x.argmax()), (t.argmax(axis=1), x.argmax(axis=1)),
+                      (t.argmin(axis=0, keepdims=True), x.argmin(axis=0, keepdims=True))]:
         np.testing.assert_array_equal(got.numpy(), want)
         assert not got.requires_grad
     assert eg.reduce_any(t > 8.5).item() and not eg.reduce_all(t > 1.5).item()

@@ -90,6 +90,32 @@ CASES = {   # name: (inputs, edugraph function, torch function)
     "elu_alpha": ([A], lambda x: eg.nn.elu(x, 0.3), lambda x: T.nn.functional.elu(x, 0.3)),
     "softmax": ([A], lambda x: eg.nn.softmax(x, 0), lambda x: T.softmax(x, 0)),
     "log_softmax": ([A], eg.nn.log_softmax, lambda x: T.log_softmax(x, -1)),
+    "cumsum": ([A], lambda x: eg.cumsum(x, 1), lambda x: T.cumsum(x, 1)),
+    "cumsum_method_dim0": ([A], lambda x: x.cumsum(dim=0), lambda x: x.cumsum(dim=0)),
+    "cumsum_exclusive_reverse": ([A], lambda x: eg.cumsum(x, -1, exclusive=True, reverse=True),
+                                 lambda x: x.flip(-1).cumsum(-1).flip(-1) - x),
+    "norm": ([A], eg.norm, T.norm),
+    "norm_of_zeros": ([np.zeros(3)], eg.norm, T.norm),       # gradient 0, not NaN
+    "norm_rows_keepdim": ([A], lambda x: eg.norm(x, dim=1, keepdim=True),
+                          lambda x: T.norm(x, dim=1, keepdim=True)),
+    "norm_row_of_zeros": ([np.array([[0.0, 0.0], [3.0, -4.0]])], lambda x: eg.norm(x, axis=1),
+                          lambda x: T.norm(x, dim=1)),
+    "norm_fro_method": ([BATCH_B], lambda x: x.norm("fro", (0, 2)),
+                        lambda x: x.norm("fro", (0, 2))),
+    "norm_1": ([A], lambda x: eg.norm(x, 1, 0), lambda x: T.norm(x, 1, 0)),
+    "norm_1_over_two_dims": ([A], lambda x: x.norm(p=1, dim=(0, 1)),
+                             lambda x: x.norm(p=1, dim=(0, 1))),
+    "norm_inf": ([DISTINCT], lambda x: eg.norm(x, np.inf, 1), lambda x: T.norm(x, np.inf, 1)),
+    "dot": ([ROW, A[0]], eg.dot, T.dot),
+    "dot_method": ([ROW, A[1]], lambda a, b: a.dot(b), lambda a, b: a.dot(b)),
+    "mv": ([A, ROW], eg.mv, T.mv),
+    "mv_method": ([A, ROW], lambda a, x: a.mv(x), lambda a, x: a.mv(x)),
+    "mm": ([A, B.T], eg.mm, T.mm),
+    "bmm": ([BATCH_A[0], BATCH_B[:1]], eg.bmm, T.bmm),
+    "bmm_method": ([BATCH_B, BATCH_B.transpose(0, 2, 1)], lambda a, b: a.bmm(b),
+                   lambda a, b: a.bmm(b)),
+    "outer": ([ROW, COL[:, 0]], eg.outer, T.outer),
+    "outer_method": ([COL[:, 0], ROW], lambda a, b: a.outer(b), lambda a, b: a.outer(b)),
 }
 
 
@@ -305,3 +331,91 @@ def test_pytorch_function_spellings_with_dim_keywords():
     assert shared.numpy()[0] == 5.0 and torch.from_numpy(array)[0] == 5.0
     with pytest.raises(TypeError, match="from_numpy needs a numeric numpy array, got list"):
         eg.from_numpy([1.0])
+
+
+CREATIONS = {   # name: a call with PyTorch's signature, for eg and for torch
+    "arange": lambda lib: lib.arange(5),
+    "arange_start_end": lambda lib: lib.arange(1, 4),
+    "arange_float_step": lambda lib: lib.arange(0, 1, 0.25),
+    "arange_keywords": lambda lib: lib.arange(start=2, end=8, step=3),
+    "arange_end_only": lambda lib: lib.arange(end=3),
+    "arange_float": lambda lib: lib.arange(4.0, requires_grad=True),
+    "arange_dtype": lambda lib: lib.arange(3, dtype=lib.float64),
+    "full_float": lambda lib: lib.full((2, 3), 0.5, requires_grad=True),
+    "full_int": lambda lib: lib.full((2,), 7),
+    "full_bool": lambda lib: lib.full((2,), True),
+    "full_like": lambda lib: lib.full_like(lib.ones(2, 3, dtype=lib.float64), 4),
+}
+
+
+@pytest.mark.parametrize("name", CREATIONS)
+def test_creation_functions_match_pytorch(name):
+    ours, theirs = CREATIONS[name](eg), CREATIONS[name](torch)
+    assert ours.dtype == np.dtype(str(theirs.dtype).replace("torch.", ""))
+    assert ours.requires_grad == theirs.requires_grad
+    np.testing.assert_array_equal(ours.numpy(), theirs.detach().numpy())
+
+
+RANDOM = {   # name: (a call with PyTorch's signature, the mean and std its values should have)
+    "randn_sizes": (lambda lib: lib.randn(300, 200), 0.0, 1.0),
+    "randn_tuple": (lambda lib: lib.randn((300, 200)), 0.0, 1.0),
+    "randn_size_keyword": (lambda lib: lib.randn(size=(300, 200), requires_grad=True), 0.0, 1.0),
+    "rand_size_keyword": (lambda lib: lib.rand(size=(300, 200)), 0.5, 12 ** -0.5),
+    "normal": (lambda lib: lib.normal(3.0, 0.5, (300, 200)), 3.0, 0.5),
+    "normal_keywords": (lambda lib: lib.normal(0, 0.01, size=(300, 200), requires_grad=True,
+                                               dtype=lib.float64), 0.0, 0.01),
+    "randn_like": (lambda lib: lib.randn_like(lib.zeros(300, 200, dtype=lib.float64)), 0, 1),
+    "rand_like": (lambda lib: lib.rand_like(lib.zeros(300, 200)), 0.5, 12 ** -0.5),
+    "randint": (lambda lib: lib.randint(0, 10, (300, 200)), 4.5, (99 / 12) ** 0.5),
+    "randint_high_only": (lambda lib: lib.randint(4, size=(300, 200)), 1.5, (15 / 12) ** 0.5),
+}
+
+
+@pytest.mark.parametrize("name", RANDOM)
+def test_random_functions_take_pytorch_signatures(device, name):
+    """Shape, dtype, requires_grad and the distribution as PyTorch's; the values come from
+    edugraph's generator, so the same seed gives the same values."""
+    call, mean, std = RANDOM[name]
+    with eg.device(device):
+        ours = call(eg)
+    theirs = call(torch)
+    assert ours.shape == tuple(theirs.shape) and ours.device.name == device
+    assert ours.dtype == np.dtype(str(theirs.dtype).replace("torch.", ""))
+    assert ours.requires_grad == theirs.requires_grad
+    values = ours.numpy()
+    assert abs(values.mean() - mean) < 0.05 * std and abs(values.std() - std) < 0.02 * std
+    eg.manual_seed(3)
+    first = call(eg).numpy()
+    eg.manual_seed(3)
+    np.testing.assert_array_equal(call(eg).numpy(), first)
+
+
+def test_randn_of_an_empty_shape_is_a_scalar_and_devices_are_kept():
+    for ours, theirs in ((eg.randn(()), torch.randn(())), (eg.randn(size=()),
+                                                           torch.randn(size=()))):
+        assert ours.shape == tuple(theirs.shape) == ()
+    assert eg.randint(1, 2, (3,)).tolist() == [1, 1, 1]
+    for made in (eg.randn_like(eg.ones(2, device="sim")), eg.full((2,), 1.5, device="sim"),
+                 eg.arange(3, device="sim"), eg.normal(0, 1, (2,), device="sim"),
+                 eg.randint(3, (2,), device="sim")):
+        assert made.device.name == "sim:0"
+    assert eg.random.normal((2, 3), 1.0).shape == (2, 3)      # TF's, as it was
+
+
+def test_creation_errors_say_what_to_do():
+    with pytest.raises(TypeError, match=r"^eg\.normal\(mean, std, size\) takes two numbers and a "
+                       r"shape, as torch\.normal\(0, 0\.01, size=\(2, 1\)\); got mean=tensor.*"
+                       r"write mean \+ std \* eg\.randn_like\(mean\)"):
+        eg.normal(eg.zeros(2), 1.0, (2,))
+    with pytest.raises(TypeError, match=r"size=None"):
+        eg.normal(0.0, 1.0)
+    with pytest.raises(ValueError, match=r"^randint\(low, high, size\) draws from low to high - 1, "
+                       r"so it needs high > low and a size, e\.g\. eg\.randint\(0, 10, \(3,\)\); "
+                       r"got low=5, high=2, size=\(3,\)"):
+        eg.randint(5, 2, (3,))
+    with pytest.raises(TypeError, match=r"^rand_like draws floating-point values, but the result "
+                       r"would be int64 \(x's dtype unless one is given\): pass dtype=eg\.float32"):
+        eg.rand_like(eg.tensor([1, 2]))
+    assert eg.rand_like(eg.tensor([1, 2]), dtype=eg.float32).dtype == eg.float32
+    with pytest.raises(TypeError, match="Only floating-point tensors can require gradients"):
+        eg.randint(0, 3, (2,), requires_grad=True)

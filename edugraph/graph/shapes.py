@@ -175,12 +175,14 @@ for _cls in (math.Negative, math.Square, math.Sqrt, math.Exp, math.Log, math.Abs
              activation.Tanh, activation.Softmax, activation.LogSoftmax, shape_ops.Identity,
              shape_ops.StopGradient):
     _RULES[_cls] = _same
-for _cls in (reduce.Sum, reduce.Mean, reduce.Variance, reduce.Std, reduce.Max, reduce.Min):
+for _cls in (reduce.Sum, reduce.Mean, reduce.Variance, reduce.Std, reduce.Max, reduce.Min,
+             reduce.EuclideanNorm):
     _RULES[_cls] = _reduction
 for _cls in (base.SumToShapeOf, base.BroadcastLike, shape_ops.ReshapeLike, shape_ops.ScatterAdd,
              shape_ops.GatherGrad, conv.Col2Im):
     _RULES[_cls] = _shaped_like
-for _cls in (random.Fill, random.RandomNormal, random.TruncatedNormal, random.RandomUniform):
+for _cls in (random.Fill, random.RandomNormal, random.TruncatedNormal, random.RandomUniform,
+             random.RandomInteger):
     _RULES[_cls] = _made
 _RULES[linalg.MatMul] = _matmul
 _RULES[math.Clip] = _clip
@@ -190,6 +192,7 @@ _RULES[shape_ops.ConcatPiece] = lambda op, grad, *xs: (xs[op.index].shape, grad.
 _RULES[math.Cast] = lambda op, x: (x.shape, op.dtype)
 _RULES[random.FillLike] = lambda op, x: (x.shape, op.dtype or x.dtype)
 _RULES[math.LogicalNot] = lambda op, x: (x.shape, np.dtype(bool))
+_RULES[reduce.Cumsum] = lambda op, x: (x.shape, np.zeros(1, x.dtype).cumsum().dtype)
 
 
 def infer(op, inputs):

@@ -1,6 +1,9 @@
-"""Matrix multiplication, batched: (..., n, k) @ (..., k, m) → (..., n, m)."""
+"""Matrix multiplication, batched: (..., n, k) @ (..., k, m) → (..., n, m); and PyTorch's
+products of fixed ranks over it: dot, mv, mm, bmm, outer."""
 from .base import Op, apply, as_tensors, rank_known
+from .math import multiply
 from .shape import expand_dims, squeeze
+from ..errors import ShapeError
 from ..tensor import Tensor
 
 
@@ -84,3 +87,62 @@ def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
 def _is_vector(t):
     """1-D (a graph tensor of unknown rank is taken for a matrix, as TF's matmul needs)."""
     return rank_known(t.shape) and len(t.shape) == 1
+
+
+# ----------------------------------------------------------------- PyTorch's fixed-rank products
+# matmul takes any ranks; these check theirs first, so that a mix-up is named, not broadcast.
+def dot(a, b, name=None):
+    r"""``torch.dot``: the inner product $\sum_i a_i b_i$ of two 1-D tensors of one length."""
+    a, b = _checked(a, b, "dot", (1, 1), "two 1-D vectors of the same length", (0, 0),
+                    "their lengths")
+    return matmul(a, b, name=name)
+
+
+def mv(matrix, vector, name=None):
+    """``torch.mv``: a matrix (n, k) times a vector (k,), a vector (n,)."""
+    matrix, vector = _checked(matrix, vector, "mv", (2, 1), "a matrix by a vector", (1, 0),
+                              "the matrix's columns and the vector's length")
+    return matmul(matrix, vector, name=name)
+
+
+def mm(a, b, name=None):
+    """``torch.mm``: the product of two matrices, (n, k) @ (k, m) → (n, m)."""
+    a, b = _checked(a, b, "mm", (2, 2), "two matrices (eg.matmul also takes batches)", (1, 0),
+                    "a's columns and b's rows")
+    return matmul(a, b, name=name)
+
+
+def bmm(a, b, name=None):
+    """``torch.bmm``: a batch of matrix products, (B, n, k) @ (B, k, m) → (B, n, m)."""
+    a, b = _checked(a, b, "bmm", (3, 3), "two batches of matrices", (2, 1),
+                    "a's columns and b's rows")
+    _check_sizes("bmm", a, b, (0, 0), "the batch sizes (bmm does not broadcast)")
+    return matmul(a, b, name=name)
+
+
+def outer(a, b, name=None):
+    """``torch.outer``: every product $a_i b_j$ of two vectors, a matrix (n, m)."""
+    a, b = _checked(a, b, "outer", (1, 1), "two 1-D vectors")
+    return multiply(expand_dims(a, -1), b, name=name)      # (n, 1) * (m,) broadcasts to (n, m)
+
+
+def _checked(a, b, fn, ranks, expected, axes=None, what=None):
+    """``a`` and ``b`` as tensors, after checking their ranks and that sizes ``axes`` (one of
+    each) agree, where a graph knows them."""
+    if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
+        a, b = as_tensors((a, b))
+    if any(rank_known(t.shape) and len(t.shape) != n for t, n in zip((a, b), ranks)):
+        raise ShapeError(f"{fn} multiplies {expected}, got shapes {tuple(a.shape)} and "
+                         f"{tuple(b.shape)}. eg.matmul (or @) multiplies tensors of any rank; "
+                         "otherwise reshape first.")
+    if axes is not None:
+        _check_sizes(fn, a, b, axes, what)
+    return a, b
+
+
+def _check_sizes(fn, a, b, axes, what):
+    if rank_known(a.shape) and rank_known(b.shape):
+        n, m = a.shape[axes[0]], b.shape[axes[1]]
+        if n is not None and m is not None and n != m:
+            raise ShapeError(f"{fn}: {what} differ ({n} and {m}), in shapes {tuple(a.shape)} "
+                             f"and {tuple(b.shape)}.")

@@ -11,7 +11,7 @@ import numpy as np
 
 from .base import Op, apply, as_tensor
 from .. import devices as _devices
-from ..tensor import as_dtype, float32, int32, tensor
+from ..tensor import _infer_dtype, _sizes, as_dtype, float32, int32, int64, tensor
 
 _global_seed = None
 _generators = {}
@@ -108,6 +108,19 @@ def truncated_standard_normal(xp, rng, shape):
     return values
 
 
+class RandomInteger(RandomOp):
+    """Whole numbers drawn uniformly from ``low`` to ``high - 1``."""
+
+    name = "random_integers"
+
+    def __init__(self, shape, low, high, dtype, seed):
+        super().__init__(shape, dtype, seed)
+        self.low, self.high = low, high
+
+    def forward(self, xp):
+        return self.rng(xp).integers(self.low, self.high, self.shape).astype(self.dtype)
+
+
 class RandomUniform(RandomOp):
     name = "random_uniform"
 
@@ -180,28 +193,100 @@ def random_uniform(shape, minval=0.0, maxval=1.0, dtype=float32, seed=None, name
     return apply(RandomUniform(_shape(shape), minval, maxval, as_dtype(dtype), seed), name=name)
 
 
-def randn(*shape, dtype=float32, requires_grad=False, device=None):
-    """PyTorch's ``torch.randn(2, 3)``."""
-    shape = shape[0] if len(shape) == 1 and np.ndim(shape[0]) else shape
-    return _made_on(device, requires_grad, lambda: random_normal(shape, dtype=dtype))
-
-
-def rand(*shape, dtype=float32, requires_grad=False, device=None):
-    shape = shape[0] if len(shape) == 1 and np.ndim(shape[0]) else shape
-    return _made_on(device, requires_grad, lambda: random_uniform(shape, dtype=dtype))
-
-
 normal, uniform = random_normal, random_uniform      # TF2's tf.random.normal / uniform
 
 
+# ----------------------------------------------------------------- PyTorch's creation functions
+def randn(*sizes, size=None, dtype=float32, requires_grad=False, device=None):
+    """PyTorch's ``torch.randn(2, 3)``, also ``randn((2, 3))``, ``randn(size=(2, 3))`` and
+    ``randn(())`` (a 0-d tensor): standard normal values."""
+    shape = _sizes(sizes) if size is None else size
+    return _made_on(device, requires_grad, lambda: random_normal(shape, dtype=dtype))
+
+
+def rand(*sizes, size=None, dtype=float32, requires_grad=False, device=None):
+    """PyTorch's ``torch.rand(2, 3)`` (and as randn): values drawn uniformly from [0, 1)."""
+    shape = _sizes(sizes) if size is None else size
+    return _made_on(device, requires_grad, lambda: random_uniform(shape, dtype=dtype))
+
+
+def torch_normal(mean=0.0, std=1.0, size=None, *, dtype=float32, requires_grad=False,
+                 device=None):
+    """PyTorch's ``torch.normal(mean, std, size)``: values from the normal distribution with
+    that mean and standard deviation (``eg.random.normal(shape, mean, stddev)`` is TF's)."""
+    if size is None or not all(isinstance(v, numbers.Real) for v in (mean, std)):
+        raise TypeError(
+            f"eg.normal(mean, std, size) takes two numbers and a shape, as "
+            f"torch.normal(0, 0.01, size=(2, 1)); got mean={mean!r}, std={std!r}, size={size!r}. "
+            "For a mean or std per element write mean + std * eg.randn_like(mean).")
+    return _made_on(device, requires_grad,
+                    lambda: random_normal(size, mean, std, dtype=dtype))
+
+
+def randint(low, high=None, size=None, *, dtype=int64, requires_grad=False, device=None):
+    """PyTorch's ``torch.randint(low, high, size)`` (or ``randint(high, size)``): whole
+    numbers drawn uniformly from ``low`` to ``high - 1``."""
+    if size is None:                    # randint(high, size)
+        low, high, size = 0, low, high
+    elif high is None:                  # randint(high, size=size)
+        low, high = 0, low
+    if size is None or high is None or high <= low:
+        raise ValueError(f"randint(low, high, size) draws from low to high - 1, so it needs "
+                         f"high > low and a size, e.g. eg.randint(0, 10, (3,)); got low={low}, "
+                         f"high={high}, size={size}.")
+    return _made_on(device, requires_grad, lambda: apply(
+        RandomInteger(_shape(size), low, high, as_dtype(dtype), None)))
+
+
+def randn_like(x, dtype=None, requires_grad=False, device=None):
+    """PyTorch's ``torch.randn_like(x)``: standard normal values in x's shape, on x's device."""
+    return _made_like("randn_like", x, dtype, requires_grad, device, random_normal)
+
+
+def rand_like(x, dtype=None, requires_grad=False, device=None):
+    """PyTorch's ``torch.rand_like(x)``: values from [0, 1) in x's shape, on x's device."""
+    return _made_like("rand_like", x, dtype, requires_grad, device, random_uniform)
+
+
+def _made_like(fn, x, dtype, requires_grad, device, draw):
+    dtype = as_dtype(dtype) if dtype is not None else x.dtype
+    if dtype.kind != "f":
+        raise TypeError(f"{fn} draws floating-point values, but the result would be {dtype} "
+                        "(x's dtype unless one is given): pass dtype=eg.float32, or use "
+                        "eg.randint for whole numbers.")
+    return _made_on(device or x.device, requires_grad, lambda: draw(x.shape, dtype=dtype))
+
+
+def full(size, fill_value, *, dtype=None, requires_grad=False, device=None):
+    """PyTorch's ``torch.full((2, 3), 0.5)``: the dtype follows the value when none is given
+    (float32 for a float, int64 for an int, bool for a bool), as in PyTorch."""
+    dtype = dtype if dtype is not None else _infer_dtype(fill_value)
+    return _made_on(device, requires_grad, lambda: fill(size, fill_value, dtype))
+
+
+def full_like(x, fill_value, dtype=None, name=None):
+    """``fill_value`` in x's shape and dtype, on x's device (``torch.full_like``)."""
+    return apply(FillLike(fill_value, dtype and as_dtype(dtype)), as_tensor(x), name=name)
+
+
 def range_(start, limit=None, delta=1, dtype=None, name=None):
-    """TF's ``tf.range(5)`` → [0 1 2 3 4] (PyTorch: ``torch.arange``): a constant, int32 for
-    whole numbers as in TF, else float32."""
-    if limit is None:
-        start, limit = 0, start
-    values = np.arange(start, limit, delta)
+    """TF's ``tf.range(5)`` → [0 1 2 3 4]: a constant, int32 for whole numbers as in TF,
+    else float32."""
+    return _arange(start, limit, delta, dtype, int32, name)
+
+
+def arange(start=0, end=None, step=1, *, dtype=None, requires_grad=False, device=None):
+    """PyTorch's ``torch.arange(5)``, ``arange(1, 4)``, ``arange(0, 1, 0.25)`` (also with
+    ``start=``, ``end=``, ``step=``): int64 for whole numbers as in PyTorch, else float32."""
+    return _made_on(device, requires_grad, lambda: _arange(start, end, step, dtype, int64))
+
+
+def _arange(start, stop, step, dtype, whole_dtype, name=None):
+    if stop is None:                    # arange(5): from 0 to 5
+        start, stop = 0, start
+    values = np.arange(start, stop, step)
     if dtype is None:
-        dtype = int32 if values.dtype.kind in "iu" else float32
+        dtype = whole_dtype if values.dtype.kind in "iu" else float32
     return tensor(values.astype(as_dtype(dtype)), name=name)
 
 

@@ -1,11 +1,13 @@
 """Reductions over axes: sum, mean, variance and standard deviation, max/min (which *route*
-the gradient), logsumexp, argmax."""
+the gradient), logsumexp, norms, argmax; and the running sum along an axis, cumsum."""
 import collections
 import math
 import numbers
 
-from .base import Op, apply, broadcast_like, rank_known, reduction_axes
-from .math import cast, divide_no_nan, equal, exp, maximum, minimum, to_float
+import numpy as np
+
+from .base import Op, accepting_aliases, apply, broadcast_like, rank_known, reduction_axes
+from .math import abs as absolute, cast, divide_no_nan, equal, exp, maximum, minimum, to_float
 from .shape import expand_dims
 from ..errors import ShapeError
 
@@ -148,6 +150,50 @@ class LogSumExp(Reduction):
         return (self._spread(grad, x) * e / reduce_sum(e, self.axis, keepdims=True),)
 
 
+class EuclideanNorm(Reduction):
+    r"""$\|x\|_2 = \sqrt{\sum_i x_i^2}$ over the axes (over all of a matrix's: the Frobenius
+    norm)."""
+
+    name = "norm"
+
+    def forward(self, xp, x):
+        return xp.sqrt(xp.asarray((x * x).sum(axis=self.axis, keepdims=self.keepdims)))
+
+    def backward(self, grad, out, x):
+        # d‖x‖/dx = x / ‖x‖. Where the norm is 0 (x = 0) there is no slope to speak of; the
+        # gradient is 0 there, as in PyTorch, not 0 / 0 = NaN
+        return (self._spread(divide_no_nan(grad, out), x) * x,)
+
+
+class Cumsum(Op):
+    r"""Running totals along ``axis``: $y_i = \sum_{j \le i} x_j$. ``exclusive`` leaves each
+    element out of its own total ($j < i$), ``reverse`` adds up from the end ($j \ge i$)."""
+
+    name = "cumsum"
+
+    def __init__(self, axis=0, exclusive=False, reverse=False):
+        self.axis, self.exclusive, self.reverse = axis, exclusive, reverse
+
+    def forward(self, xp, x):
+        shape = x.shape                 # (a 0-d tensor is its own total, as in PyTorch)
+        x = x.reshape(1) if x.ndim == 0 else x
+        if self.reverse:
+            x = xp.flip(x, self.axis)
+        out = xp.cumsum(x, axis=self.axis)
+        if self.exclusive:              # every total moves one step on; the first is 0
+            out = xp.roll(out, 1, axis=self.axis)
+            out[(slice(None),) * (self.axis % x.ndim) + (slice(0, 1),)] = 0
+        return (xp.flip(out, self.axis) if self.reverse else out).reshape(shape)
+
+    def backward(self, grad, out, x):
+        # x_j is part of every total from y_j on (forwards), so its gradient adds up their
+        # gradients: a running total of the gradient in the other direction
+        return (cumsum(grad, self.axis, self.exclusive, not self.reverse),)
+
+    def explain_failure(self, shapes):
+        return axis_failure(self.name, self.axis, shapes[0])
+
+
 class ArgReduction(Op):
     differentiable = False
 
@@ -284,6 +330,54 @@ def logsumexp(x, axis=None, keepdims=False, name=None):
 
 
 reduce_logsumexp = logsumexp
+
+
+@accepting_aliases(p="ord", dim="axis", keepdim="keepdims")
+def norm(x, ord="euclidean", axis=None, keepdims=False, name=None):
+    r"""The length of x (``tf.norm``; ``torch.norm(x, p, dim, keepdim)``): the Euclidean norm
+    $\sqrt{\sum_i x_i^2}$ by default (also ``ord=2``; over a matrix's values ``'fro'``), the
+    sum of absolute values with ``ord=1``, the largest absolute value with ``ord=np.inf``.
+    Over all values without ``axis``; along ``axis`` one norm per row (or column...).
+
+    >>> eg.norm(eg.tensor([3.0, -4.0]))             # 5.0
+    """
+    axes = () if axis is None or np.ndim(axis) == 0 else tuple(axis)
+    if len(axes) > 1 and ord not in ("euclidean", "fro", None):
+        raise ValueError(
+            f"norm(ord={ord!r}, axis={axis!r}): over two axes TF's tf.norm computes a matrix "
+            "norm (for ord=1 the largest column sum of absolute values, for ord=2 the largest "
+            "singular value), PyTorch's torch.norm a vector norm of all the values; edugraph "
+            "does only the Frobenius norm there (ord='fro', the same in both). For PyTorch's, "
+            "write x.norm(p, dim) or eg.reduce_sum(eg.abs(x), axis) for ord=1.")
+    return vector_norm(x, ord, axis, keepdims, name=name)
+
+
+_EUCLIDEAN = ("euclidean", "fro", 2, None)
+
+
+def vector_norm(x, ord=2, axis=None, keepdims=False, name=None):
+    """The norm of the values over ``axis`` taken as one vector, also over several axes
+    (``torch.linalg.vector_norm``; PyTorch's ``x.norm(p, dim)``)."""
+    x = to_float(x)
+    if ord in _EUCLIDEAN:
+        return apply(EuclideanNorm(axis, keepdims), x, name=name)
+    if ord == 1:                        # (abs's gradient, the sign, is 0 at 0: as PyTorch's)
+        return reduce_sum(absolute(x), axis, keepdims, name=name)
+    if ord == math.inf:                 # (max routes the gradient, split over ties)
+        return reduce_max(absolute(x), axis, keepdims, name=name)
+    raise ValueError(
+        f"norm: ord (PyTorch's p) {ord!r} is not supported; edugraph has 'euclidean' (= 'fro' "
+        "= 2), 1 and np.inf. Another p-norm is eg.reduce_sum(eg.abs(x) ** p) ** (1 / p).")
+
+
+def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
+    """Running totals along ``axis`` (``tf.cumsum``, ``torch.cumsum(x, dim)``): ``[1, 2, 3]``
+    gives ``[1, 3, 6]``; ``exclusive=True`` ``[0, 1, 3]``, ``reverse=True`` ``[6, 5, 3]``.
+    Backward: the running total of the gradient the other way round."""
+    if not isinstance(axis, numbers.Integral):
+        raise TypeError(f"cumsum adds up along one axis, an integer; got axis={axis!r}. "
+                        "Write e.g. eg.cumsum(x, axis=0) or x.cumsum(0) (PyTorch's dim).")
+    return apply(Cumsum(int(axis), exclusive, reverse), x, name=name)
 
 
 def argmax(x, axis=None, name=None, *, keepdims=False):

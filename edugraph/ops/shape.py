@@ -7,8 +7,8 @@ import operator
 
 import numpy as np
 
-from .base import (Op, ShapedLike, apply, apply_shaped_like, as_tensor, broadcast_array,
-                   sum_to_shape)
+from .base import (Op, ShapedLike, apply, apply_shaped_like, as_tensor, as_tensors,
+                   broadcast_array, sum_to_shape)
 from .random import zeros_like
 from ..errors import ShapeError
 from ..tensor import Tensor, tensor
@@ -245,6 +245,38 @@ class ScatterAdd(ShapedLike):
         return (grad[self.index],)
 
 
+class IndexPut(Op):
+    """``x[index] = value`` as a node (PyTorch's ``index_put``): a copy of x with ``value``
+    (broadcast) written at ``index``. Backward: x's gradient is the upstream one except at
+    ``index`` (those values were replaced: zeros there), and ``value``'s is the upstream
+    gradient at ``index``."""
+
+    name, gate = "index_put", "routes"
+
+    def __init__(self, index):
+        self.index = index
+
+    def forward(self, xp, x, value):
+        out = xp.asarray(x).copy()
+        out[self.index] = value
+        return out
+
+    def backward(self, grad, out, x, value):
+        grad_x = apply(IndexPut(self.index), grad, 0.0) if x.requires_grad else None
+        grad_value = None
+        if value.requires_grad:
+            grad_value = apply(GetItem(self.index), grad)
+            missing = len(value.shape) - len(grad_value.shape)
+            if missing > 0:         # x[0] = v with v of shape (1, n) for a part of shape (n,)
+                grad_value = reshape(grad_value, (1,) * missing + tuple(grad_value.shape))
+        return grad_x, grad_value
+
+    def explain_failure(self, shapes):
+        return (f"index_put: values of shape {shapes[1]} cannot be written at {self.index!r} "
+                f"into a tensor of shape {shapes[0]}: the indices must lie within each "
+                "dimension's size, and the values must broadcast to the part they pick.")
+
+
 class Gather(Op):
     """``params`` rows (along ``axis``) picked by integer ``indices``: an embedding lookup."""
 
@@ -358,16 +390,17 @@ def _is_basic(index):
                for p in parts)
 
 
-def _device_index(index, device):
-    """Index parts as arrays on ``device``: tensors give their arrays, lists are copied over."""
+def device_index(index, device):
+    """Index parts as arrays on ``device``: tensors give their arrays (copied over from another
+    device: PyTorch takes CPU indices for a GPU tensor too), lists are copied over."""
     from ..tensor import Tensor
     if isinstance(index, tuple):
-        return tuple(_device_index(i, device) for i in index)
+        return tuple(device_index(i, device) for i in index)
     if isinstance(index, Tensor):
         if index.graph is not None:
             raise ShapeError("Indexing with a symbolic tensor is not supported; use "
                              "eg.gather(params, indices) in graphs.")
-        return index._value
+        return index._value if index.device is device else device.put(index.numpy())
     if isinstance(index, (list, np.ndarray)):
         return device.put(np.asarray(index))
     return index
@@ -470,7 +503,17 @@ def stack(values, axis=0, name=None):
 
 def getitem(x, index, name=None):
     """``x[index]``; backward adds the gradient back at the picked places (scatter-add)."""
-    return apply(GetItem(_device_index(index, x.device)), x, name=name)
+    return apply(GetItem(device_index(index, x.device)), x, name=name)
+
+
+def index_put(x, index, value, name=None):
+    """``x`` with ``value`` written at ``index``, as a new tensor: the recorded form of
+    ``x[index] = value`` (``Tensor.__setitem__``). ``value`` takes x's dtype, as in PyTorch."""
+    from .math import cast
+    value = value if isinstance(value, Tensor) else as_tensors((value, x))[0]
+    if value.dtype != x.dtype:
+        value = cast(value, x.dtype)
+    return apply(IndexPut(device_index(index, x.device)), x, value, name=name)
 
 
 def gather(params, indices, axis=0, name=None):
