@@ -264,6 +264,9 @@ class Placement:
         self.device = device
 
     def __enter__(self):
+        if isinstance(self.device, MissingDevice) and \
+                not getattr(context.state.graph, "places_when_run", False):
+            self.device._refuse()
         _scope.stack.append(self.device)
         return self.device
 
@@ -341,14 +344,13 @@ def device(spec):
     device to pass on, like PyTorch's ``torch.device('cuda')`` (``x.to(device)``,
     ``eg.randn(2, 3, device=device)``).
 
-    Eagerly (and in traced functions) a missing device is an error at once; in a TF1 graph it
-    is recorded, and the Session decides (``ConfigProto(allow_soft_placement=True)``)."""
+    A device this machine lacks can still be named, as in PyTorch (``torch.device('cuda')``
+    on a laptop): using it is the error, which says what is missing. Eagerly (and in traced
+    functions) entering its scope is such a use; in a TF1 graph it is recorded, and the
+    Session decides (``ConfigProto(allow_soft_placement=True)``)."""
     try:
         placed = get_device(spec)
     except DeviceError as error:
-        graph = context.state.graph
-        if graph is None or not getattr(graph, "places_when_run", False):
-            raise
         placed = MissingDevice(*_parse(spec), str(error))     # (an unknown name raises here)
     return Placement(placed)
 

@@ -103,7 +103,7 @@ def test_subclassed_models_keras_and_pytorch_style():
                               keras_model(x, training=True).numpy())
     torch_model = TorchStyle()
     assert [n for n, _ in torch_model.named_parameters()] == \
-        ["fc.kernel", "fc.bias", "head.kernel", "head.bias"]
+        ["fc.weight", "fc.bias", "head.weight", "head.bias"]
     assert not np.array_equal(torch_model(x).numpy(), torch_model(x).numpy())      # training
     torch_model.eval()
     np.testing.assert_array_equal(torch_model(x).numpy(), torch_model(x).numpy())
@@ -206,8 +206,8 @@ def test_progress_output_and_quiet_mode(capsys, digits):
 
 def test_parameters_modes_and_errors():
     model = eg.Sequential(eg.nn.Linear(3, 4), eg.nn.BatchNorm1d(4), eg.nn.ReLU())
-    assert [tuple(p.shape) for p in model.parameters()] == [(3, 4), (4,), (4,), (4,)]
-    assert len(model.variables) == 6 and len(model.non_trainable_variables) == 2
+    assert [tuple(p.shape) for p in model.parameters()] == [(4, 3), (4,), (4,), (4,)]
+    assert len(model.variables) == 7 and len(model.non_trainable_variables) == 3
     model.eval()
     assert not any(m.training for m in model.modules())
     model.layers[0].trainable = False

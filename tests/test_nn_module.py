@@ -22,10 +22,10 @@ class Block(eg.nn.Module):
 def test_tracking_names_and_counts():
     block = Block()
     names = [n for n, _ in block.named_variables()]
-    assert names == ["scale", "frozen", "inner.0.kernel", "inner.0.bias", "inner.1.kernel",
+    assert names == ["scale", "frozen", "inner.0.weight", "inner.0.bias", "inner.1.weight",
                      "inner.1.bias"]
     assert [n for n, _ in block.named_parameters()] == \
-        ["scale", "inner.0.kernel", "inner.0.bias", "inner.1.kernel", "inner.1.bias"]
+        ["scale", "inner.0.weight", "inner.0.bias", "inner.1.weight", "inner.1.bias"]
     assert block.count_params() == 1 + 2 + 12 + 8
     out = block(eg.ones((4, 3)))
     assert out.shape == (4, 2)

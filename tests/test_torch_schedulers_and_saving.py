@@ -177,8 +177,11 @@ def test_state_dict_holds_every_variable_by_name_sharing_memory_as_torchs_does()
     model = trained(small_model())
     state = model.state_dict()
     assert type(state) is OrderedDict
-    assert list(state) == ["0.kernel", "0.bias", "1.gamma", "1.beta", "1.moving_mean",
-                           "1.moving_variance", "3.kernel", "3.bias"]
+    torch_model = torch.nn.Sequential(torch.nn.Linear(3, 5), torch.nn.BatchNorm1d(5),
+                                      torch.nn.ReLU(), torch.nn.Linear(5, 2))
+    assert list(state) == list(torch_model.state_dict()) == [
+        "0.weight", "0.bias", "1.weight", "1.bias", "1.running_mean", "1.running_var",
+        "1.num_batches_tracked", "3.weight", "3.bias"]
     for (name, var), value in zip(model.named_variables(), state.values()):
         assert isinstance(value, eg.Tensor) and not value.requires_grad, name
         np.testing.assert_array_equal(value.numpy(), var.numpy(), err_msg=name)
@@ -189,9 +192,10 @@ def test_state_dict_holds_every_variable_by_name_sharing_memory_as_torchs_does()
     x = eg.tensor(np.linspace(-1, 1, 12).reshape(4, 3), dtype=eg.float32)
     before = model.eval()(x).numpy()
     trained(model.train(), steps=1)
-    assert not np.array_equal(state["0.kernel"].numpy(), snapshot["0.kernel"].numpy())
-    np.testing.assert_array_equal(state["0.kernel"].numpy(), model[0].kernel.numpy())
-    assert best_model_wts["0.kernel"].device is model[0].kernel.device
+    assert not np.array_equal(state["0.weight"].numpy(), snapshot["0.weight"].numpy())
+    np.testing.assert_array_equal(state["0.weight"].numpy(), model[0].weight.numpy())
+    assert best_model_wts["0.weight"].device is model[0].weight.device
+    assert state["1.num_batches_tracked"].item() == 4
     model.load_state_dict(best_model_wts)
     np.testing.assert_array_equal(model.eval()(x).numpy(), before)
     model.train()
@@ -203,18 +207,12 @@ def test_state_dict_holds_every_variable_by_name_sharing_memory_as_torchs_does()
 
 
 def as_torch_model(model):
-    """The PyTorch model with ``model``'s values, by the names the docstring of state_dict
-    gives (Linear's kernel is torch's weight transposed)."""
+    """The PyTorch model with ``model``'s values: the names and layouts are torch's, so its
+    state dict loads as it is."""
     nn = torch.nn
     twin = nn.Sequential(nn.Linear(3, 5), nn.BatchNorm1d(5), nn.ReLU(), nn.Linear(5, 2)).eval()
-    torch_names = {"kernel": "weight", "bias": "bias", "gamma": "weight", "beta": "bias",
-                   "moving_mean": "running_mean", "moving_variance": "running_var"}
-    converted = {}
-    for name, value in model.state_dict().items():
-        layer, ours = name.split(".")
-        array = value.numpy().T if ours == "kernel" else value.numpy()
-        converted[f"{layer}.{torch_names[ours]}"] = torch.tensor(array)
-    twin.load_state_dict(converted)
+    twin.load_state_dict({name: torch.tensor(value.numpy())
+                          for name, value in model.state_dict().items()})
     return twin
 
 
@@ -228,13 +226,13 @@ def test_save_and_load_round_trip_gives_identical_predictions(tmp_path, target):
     if target == "file":
         destination.seek(0)
     fresh = small_model().eval()
-    kernel = fresh[0].kernel
+    weight = fresh[0].weight
     assert not np.array_equal(fresh(x).numpy(), model(x).numpy())
     result = fresh.load_state_dict(eg.load(destination))
     assert result == ([], []) and result.missing_keys == [] and result.unexpected_keys == []
     assert repr(result) == repr(torch.nn.Linear(1, 1).load_state_dict(
         torch.nn.Linear(1, 1).state_dict())) == "<All keys matched successfully>"
-    assert fresh[0].kernel is kernel                # the same variables, new values
+    assert fresh[0].weight is weight                # the same variables, new values
     np.testing.assert_array_equal(fresh(x).numpy(), model(x).numpy())
     np.testing.assert_allclose(fresh(x).numpy(), as_torch_model(model)(
         torch.tensor(x.numpy())).detach().numpy(), rtol=1e-5, atol=1e-6)
@@ -245,7 +243,8 @@ def test_load_state_dict_converts_dtypes_and_keeps_devices():
     source = trained(small_model()).double()
     model.load_state_dict(source.state_dict())
     for (name, var), (_, want) in zip(model.named_variables(), source.named_variables()):
-        assert var.device.name == "sim:0" and var.dtype == eg.float32, name
+        assert var.device.name == "sim:0", name
+        assert var.dtype == (eg.int64 if name.endswith("num_batches_tracked") else eg.float32)
         np.testing.assert_allclose(var.numpy(), want.numpy(), rtol=1e-7, err_msg=name)
     model.load_state_dict({k: v.numpy() for k, v in source.state_dict().items()})
 
@@ -253,27 +252,27 @@ def test_load_state_dict_converts_dtypes_and_keeps_devices():
 def test_load_state_dict_errors_name_every_problem():
     model = small_model()
     state = trained(small_model()).state_dict()
-    state.pop("1.moving_mean")
-    state["3.kernel"] = state["3.kernel"].T
+    state.pop("1.running_mean")
+    state["3.weight"] = state["3.weight"].T
     state["fc9.weight"] = eg.zeros(2)
     before = [v.numpy() for v in model.variables]
     with pytest.raises(RuntimeError) as error:
         model.load_state_dict(state)
     message = str(error.value)
-    assert "Missing key(s) in state_dict: ['1.moving_mean']" in message
+    assert "Missing key(s) in state_dict: ['1.running_mean']" in message
     assert "Unexpected key(s) in state_dict: ['fc9.weight']" in message
-    assert "size mismatch for '3.kernel': the model's variable has shape (5, 2), the " \
-           "state_dict has shape (2, 5)" in message
-    assert "weight transposed" in message
+    assert "size mismatch for '3.weight': the model's variable has shape (2, 5), the " \
+           "state_dict has shape (5, 2)" in message
+    assert "the same layers" in message
     for var, value in zip(model.variables, before):    # nothing was loaded
         np.testing.assert_array_equal(var.numpy(), value)
     with pytest.raises(RuntimeError, match="size mismatch") as error:  # even when not strict
         model.load_state_dict(state, strict=False)
     assert "Missing" not in str(error.value)
-    state["3.kernel"] = state["3.kernel"].T
+    state["3.weight"] = state["3.weight"].T
     missing, unexpected = model.load_state_dict(state, strict=False)
-    assert (missing, unexpected) == (["1.moving_mean"], ["fc9.weight"])
-    np.testing.assert_array_equal(model[3].kernel.numpy(), state["3.kernel"].numpy())
+    assert (missing, unexpected) == (["1.running_mean"], ["fc9.weight"])
+    np.testing.assert_array_equal(model[3].weight.numpy(), state["3.weight"].numpy())
 
 
 def test_save_and_load_keep_nested_containers_dtypes_and_requires_grad():

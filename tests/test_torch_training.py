@@ -133,7 +133,7 @@ def test_step_with_a_closure_returns_its_loss_as_in_torch():
 
 def test_the_update_is_in_place_and_a_graph_recorded_before_it_refuses_backward():
     """The model keeps its parameter objects; a backward through the old forward pass would
-    use the new weights where it needs the old ones (the second layer's kernel, to send the
+    use the new weights where it needs the old ones (the second layer's weight, to send the
     gradient back to the first), so it is refused, as PyTorch refuses it."""
     model = eg.nn.Sequential(eg.nn.Linear(3, 4), eg.nn.ReLU(), eg.nn.Linear(4, 2))
     plain = eg.randn(2, requires_grad=True)
@@ -144,10 +144,11 @@ def test_the_update_is_in_place_and_a_graph_recorded_before_it_refuses_backward(
     before = [p.numpy().copy() for p in params]
     optimizer.step()
     assert all(a is b for a, b in zip(model.parameters(), params))
-    assert model[2].kernel is params[2] and isinstance(params[2], eg.Variable)
+    assert model[2].weight is params[2] and isinstance(params[2], eg.nn.Parameter)
     for p, old in zip(params, before):
         np.testing.assert_allclose(p.detach().numpy(), old - 0.1 * p.grad.numpy())
-    with pytest.raises(eg.errors.GradientError, match="kernel.*changed in place"):
+    with pytest.raises(eg.errors.GradientError, match="view of variable 'linear\\w*/weight'.*"
+                                                      "changed in place"):
         loss.backward()
     for p in params:                    # also when only the plain tensor changed
         p.grad = None
@@ -236,13 +237,13 @@ def test_step_after_a_parameter_changed_dtype_or_device_says_to_remake_the_optim
         x, layout = eg.ones((1, 3), device="sim"), "float32 on sim:0"
     model(x).sum().backward()
     with pytest.raises(ValueError, match=rf"eg.optim.Adam.step: parameter 0 .* is now {layout} "
-                                         r"with shape \(3, 2\), but the optimizer's state for it "
+                                         r"with shape \(2, 3\), but the optimizer's state for it "
                                          r"\(m, v\) is float32 on cpu:0.*model.to\(...\), then "
                                          r"eg.optim.Adam\(model.parameters\(\), ...\)"):
         optimizer.step()
     fresh = eg.optim.Adam(model.parameters(), lr=0.1)     # made after the move: fine
     fresh.step()
-    assert model.kernel.device.name == ("sim:0" if change == "device" else "cpu:0")
+    assert model.weight.device.name == ("sim:0" if change == "device" else "cpu:0")
 
 
 # ----------------------------------------------------------------------------- PyTorch's tutorials
@@ -255,8 +256,8 @@ def test_step_after_a_parameter_changed_dtype_or_device_says_to_remake_the_optim
 def test_learning_pytorch_with_examples_nn_and_optim_as_written(optimizer_name, dtype, steps,
                                                                  rtol, device):
     """"Learning PyTorch with Examples", nn.Sequential + optim: eg's random starting weights
-    are copied into the torch model (Linear's kernel is torch's weight transposed), so the
-    losses must agree with PyTorch's step by step."""
+    are copied into the torch model (the same layout: weight (out, in)), so the losses must
+    agree with PyTorch's step by step."""
     data = np.random.default_rng(0)
     N, D_in, H, D_out = 64, 1000, 100, 10
     x0, y0 = data.normal(size=(N, D_in)), data.normal(size=(N, D_out))
@@ -274,7 +275,7 @@ def test_learning_pytorch_with_examples_nn_and_optim_as_written(optimizer_name, 
         else:
             with torch.no_grad():
                 for p, value in zip(model.parameters(), weights):
-                    p.copy_(torch.tensor(value.T))
+                    p.copy_(torch.tensor(value))
         loss_fn = lib.nn.MSELoss(reduction='sum')
         learning_rate = 1e-4
         optimizer = getattr(lib.optim, optimizer_name)(model.parameters(), lr=learning_rate)
@@ -335,7 +336,7 @@ def quickstart(torch, X_train, y_train, X_test, y_test, weights=None):
     if weights is not None:
         with torch.no_grad():
             for p, value in zip(model.parameters(), weights):
-                p.copy_(torch.tensor(value.T))
+                p.copy_(torch.tensor(value))
     loss_fn = nn.CrossEntropyLoss()
     optimizer = torch.optim.SGD(model.parameters(), lr=1e-1)
 
@@ -409,10 +410,10 @@ def test_sequential_indexing_names_modes_and_parameters_follow_torch():
         ["Linear", "ReLU", "Dropout", "Linear"]
     tail = model[1:]
     assert isinstance(tail, nn.Sequential) and tail[2] is model[3]
-    assert [n for n, _ in tail.named_parameters()] == ["3.kernel", "3.bias"]   # names kept
+    assert [n for n, _ in tail.named_parameters()] == ["3.weight", "3.bias"]   # names kept
     theirs = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
     assert [tuple(p.shape) for p in model.parameters()] == \
-        [tuple(p.shape[::-1]) for p in theirs.parameters()]         # kernel = weight.T
+        [tuple(p.shape) for p in theirs.parameters()]
     x = eg.ones((200, 4))
     assert model.training and model[2].training                     # PyTorch's default
     assert (model[:3](x).numpy() == 0).mean() > 0.5                 # dropout drops...
@@ -429,7 +430,7 @@ def test_sequential_from_an_ordered_dict_prints_like_torch():
     ours, theirs = eg.nn.Sequential(layers(eg.nn)), torch.nn.Sequential(layers(torch.nn))
     assert str(ours) == str(theirs)
     assert ours.fc1 is ours[0] and [n for n, _ in ours.named_parameters()] == \
-        ["fc1.kernel", "fc1.bias", "fc2.kernel", "fc2.bias"]
+        ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"]
     assert ours(eg.ones((2, 3))).shape == (2, 1)
     with pytest.raises(ValueError, match=r"\['train'\] cannot name modules"):
         eg.nn.Sequential(OrderedDict(train=eg.nn.ReLU()))
@@ -598,18 +599,19 @@ def test_loss_and_functional_errors_say_what_to_do():
         F.cross_entropy(eg.ones((2, 4)), eg.tensor([0, 1]), label_smoothing=1.5)
     with pytest.raises(eg.errors.ShapeError, match=r"linear: the input of shape \(5, 2\) has "
                                                    r"2 features, but the weight of shape "
-                                                   r"\(2, 3\).*pass layer.kernel.T"):
+                                                   r"\(2, 3\).*Dense kernel is the "
+                                                   r"transpose.*pass layer.kernel.T"):
         F.linear(eg.ones((5, 2)), eg.ones((2, 3)))
     layer = eg.nn.Linear(3, 2)
-    np.testing.assert_allclose(F.linear(eg.ones((1, 3)), layer.kernel.T, layer.bias).numpy(),
+    np.testing.assert_allclose(F.linear(eg.ones((1, 3)), layer.weight, layer.bias).numpy(),
                                layer(eg.ones((1, 3))).numpy(), rtol=1e-6)
 
 
 # ----------------------------------------------------------------------------- PyTorch's CNN layers
 def test_conv2d_maxpool2d_and_flatten_modules_match_torch_with_the_same_weights(device):
     """nn.Conv2d, nn.MaxPool2d and nn.Flatten on NCHW images: with edugraph's starting weights
-    copied into torch's modules (weight = kernel.permute(3, 2, 0, 1)), outputs and gradients
-    match torch's; the modules print as torch's."""
+    loaded into torch's modules (the same names and layouts, so its state dict loads as it
+    is), outputs and gradients match torch's; the modules print as torch's."""
     results = []
     for lib, where in ((eg, device), (torch, "cpu")):
         lib.manual_seed(0)
@@ -618,14 +620,9 @@ def test_conv2d_maxpool2d_and_flatten_modules_match_torch_with_the_same_weights(
                                   lib.nn.Linear(4 * 3 * 3, 2)).double()
         if lib is eg:
             model = model.to(device)
-            weights = [np.array(p.numpy()) for p in model.parameters()]
+            weights = {name: np.array(t.numpy()) for name, t in model.state_dict().items()}
         else:
-            conv, linear = model[0], model[4]
-            with torch.no_grad():
-                conv.weight.copy_(torch.tensor(weights[0].transpose(3, 2, 0, 1)))
-                conv.bias.copy_(torch.tensor(weights[1]))
-                linear.weight.copy_(torch.tensor(weights[2].T))
-                linear.bias.copy_(torch.tensor(weights[3]))
+            model.load_state_dict({name: torch.tensor(a) for name, a in weights.items()})
         x = lib.tensor(IMAGES, requires_grad=True, device=lib.device(where))
         out = model(x)
         (out * lib.tensor(np.array([[1.0, -2.0]]), device=lib.device(where))).sum().backward()
@@ -646,9 +643,9 @@ def test_linear_and_conv2d_start_from_torchs_initial_weight_distribution():
     eg.manual_seed(1)
     for layer, fan_in in ((eg.nn.Linear(400, 300), 400), (eg.nn.Conv2d(16, 300, 5), 400)):
         bound = 1 / math.sqrt(fan_in)
-        for p in (layer.kernel.numpy(), layer.bias.numpy()):
+        for p in (layer.weight.numpy(), layer.bias.numpy()):
             assert np.abs(p).max() <= bound and np.abs(p).max() > 0.95 * bound
-        assert layer.kernel.numpy().std() == pytest.approx(bound / math.sqrt(3), rel=0.02)
+        assert layer.weight.numpy().std() == pytest.approx(bound / math.sqrt(3), rel=0.02)
     dense = eg.layers.Dense(300)
     dense.build_for((None, 400))
     assert not dense.bias.numpy().any()
@@ -749,7 +746,7 @@ def test_module_to_moves_variables_in_place_with_their_gradients():
         model.to("banana")
     with pytest.raises(TypeError, match="converts only to a floating-point dtype"):
         model.to(eg.int64)
-    assert model[0].kernel.dtype == eg.float64
+    assert model[0].weight.dtype == eg.float64
 
 
 def test_cuda_is_available_answers_as_torch_cuda_does():
@@ -871,7 +868,7 @@ def pytorch_mnist_example(torch, datasets, tmp_path, epochs=3, log_interval=10,
         model = model.double()
         with torch.no_grad():
             for p, value in zip(model.parameters(), start):
-                p.copy_(torch.tensor(value if torch is eg or value.ndim == 1 else value.T))
+                p.copy_(torch.tensor(value))
     optimizer = optim.Adadelta(model.parameters(), lr=args.lr)
     scheduler = StepLR(optimizer, step_size=1, gamma=args.gamma)
     accuracies, rates = [], []
@@ -940,7 +937,7 @@ def test_pytorch_mnist_example_prints_torchs_lines_exactly_from_the_same_weights
     patterns = 2 * data.normal(size=(3, 1, 4, 4))
     labels = data.integers(0, 3, size=700)
     images = patterns[labels] + data.normal(size=(700, 1, 4, 4))
-    start = [data.normal(size=s) * 0.3 for s in ((16, 12), (12,), (12, 3), (3,))]
+    start = [data.normal(size=s) * 0.3 for s in ((12, 16), (12,), (3, 12), (3,))]
     runs = {}
     for lib in (eg, torch):
         (tmp_path / lib.__name__).mkdir()

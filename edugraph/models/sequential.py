@@ -8,6 +8,8 @@ class Sequential(Model):
     """``Sequential([Dense(64, activation="relu", input_shape=(8,)), Dense(10)])``; also
     ``Sequential(layer1, layer2)`` as in PyTorch, and ``add(layer)``."""
 
+    shares_layers = False   # Keras: a layer once per model; PyTorch: shared (tied) modules
+
     def __init__(self, layers=None, *more, name=None):
         super().__init__(name=name)
         self._stack = []
@@ -22,7 +24,7 @@ class Sequential(Model):
             return
         if not isinstance(layer, Module):
             raise TypeError(f"Sequential.add expects a layer, got {type(layer).__name__}.")
-        if any(layer is l for l in self._stack):
+        if not self.shares_layers and any(layer is l for l in self._stack):
             raise ValueError(f"Layer '{layer.name}' is already in this Sequential model.")
         self._modules[str(len(self._stack))] = layer     # paths "0.kernel", as in PyTorch
         self._stack.append(layer)

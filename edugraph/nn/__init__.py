@@ -3,67 +3,191 @@
 * functions as in ``tf.nn``: ``relu``, ``softmax``, ``conv2d``, ``max_pool2d``, ``moments``,
   ``batch_normalization``, ``sparse_softmax_cross_entropy_with_logits``...;
 * ``Module``, the base class of every layer and model (see ``module.py``);
-* PyTorch's class names, as thin aliases of the Keras layers in ``eg.layers`` (one
-  implementation each; they differ in constructor arguments, in PyTorch's initial weights, in
-  starting in training mode, as PyTorch modules do, and in printing as PyTorch prints them).
-  ``Linear``'s ``kernel`` is PyTorch's ``weight`` transposed. ``Conv2d`` and ``MaxPool2d``
-  take PyTorch's NCHW images (batch, channels, height, width) and transpose them to the Keras
-  layers' NHWC and back; ``Conv2d``'s ``kernel`` is Keras's (kH, kW, in, out), PyTorch's
-  ``weight`` is ``kernel.permute(3, 2, 0, 1)``. ``Sequential`` is Keras's with PyTorch's
-  habits;
+* PyTorch's modules, with PyTorch's parameters, so that a state dict has PyTorch's names and
+  shapes: ``Linear`` (``weight`` (out, in)), ``Conv2d`` (``weight`` (out, in, kH, kW)) and
+  their ``Lazy`` forms, which compute with ``functional`` as PyTorch's do; ``BatchNorm1d`` /
+  ``2d`` with PyTorch's running statistics; ``Parameter``, ``ModuleList``, ``nn.init``.
+  Modules without parameters are the Keras layers in ``eg.layers`` under PyTorch's names
+  (activations, ``Dropout``, ``Flatten``; ``MaxPool2d`` and ``AvgPool2d`` transpose PyTorch's
+  NCHW images to Keras's NHWC and back). All start in training mode, as PyTorch's modules do,
+  and print as PyTorch prints them. ``Sequential`` is Keras's with PyTorch's habits;
 * PyTorch's loss modules, ``CrossEntropyLoss``, ``NLLLoss``, ``MSELoss``, ``L1Loss``, and
   ``torch.nn.functional`` as ``eg.nn.functional`` (``import edugraph.nn.functional as F``).
 """
+import itertools
 import math
 from collections.abc import Mapping
 
 from ..ops.activation import (  # noqa: F401
     dropout, elu, leaky_relu, log_softmax, relu, sigmoid, softmax, softplus, tanh)
-from ..ops.conv import _pair, conv2d, extract_patches, max_pool, max_pool2d  # noqa: F401
+from ..ops.conv import (_pair, avg_pool, avg_pool2d, conv2d, extract_patches,  # noqa: F401
+                        max_pool, max_pool2d)
+from ..ops.conv import padding_argument
+from ..ops.random import ones, zeros
 from ..ops.base import accepting_tf1_keywords as _accepting_tf1_keywords
 from ..ops.reduce import logsumexp, moments  # noqa: F401
-from .module import KerasTensor, Module  # noqa: F401
-from . import functional
+from .module import KerasTensor, Module, fan_in_shape  # noqa: F401
+from . import functional, init  # noqa: F401
 from .. import layers as _layers
+from ..layers.conv import windows_grid
 from ..models import sequential as _sequential
+from .. import initializers as _initializers
 from ..initializers import RandomUniform as _RandomUniform
 from ..layers.normalization import batch_normalization  # noqa: F401
 from ..losses import (sigmoid_cross_entropy_with_logits, l2_loss,  # noqa: F401
                       softmax_cross_entropy_with_logits, sparse_softmax_cross_entropy_with_logits)
+from ..context import no_grad
+from ..errors import ShapeError
+from ..tensor import Tensor, int64, tensor
+from ..variable import Variable
 
 moments = _accepting_tf1_keywords(moments)      # TF1 spells keepdims keep_dims
 
 
-def _pytorch_initial_weights(fan_in, kwargs):
-    """PyTorch's default for Linear and Conv2d: weights and biases uniform in ±1/√fan_in
-    (its kaiming_uniform with a = √5), not Keras's Glorot weights and zero biases."""
+class Parameter(Variable):
+    """``nn.Parameter(eg.randn(3, 4))``: a tensor a module learns (a Variable: a leaf that
+    requires grad). Assigned to a module's attribute, it is found by ``parameters()``."""
+
+    __slots__ = ()
+
+    def __init__(self, data=None, requires_grad=True):
+        super().__init__(zeros(0) if data is None else data, trainable=requires_grad)
+
+    def __repr__(self):
+        return "Parameter containing:\n" + Tensor.__repr__(self)
+
+
+def _parameter(module, name, shape, initializer):
+    """A new Parameter of ``module``, named as Keras names its variables (``linear/weight``)."""
+    parameter = Parameter(_initializers.get(initializer)(shape, module.dtype))
+    parameter.name = f"{module.name}/{name}"
+    setattr(module, name, parameter)
+    return parameter
+
+
+def _uniform_fan_in(fan_in):
+    """PyTorch's initial weights and biases for Linear and Conv2d: uniform in ±1/√fan_in (its
+    kaiming_uniform with a = √5 gives that bound), not Keras's Glorot weights and zero biases."""
     bound = 1 / math.sqrt(fan_in)
-    kwargs.setdefault("kernel_initializer", _RandomUniform(-bound, bound))
-    kwargs.setdefault("bias_initializer", _RandomUniform(-bound, bound))
-    return kwargs
+    return _RandomUniform(-bound, bound)
 
 
-class Linear(_layers.Dense):
-    """``nn.Linear(in_features, out_features, bias=True)``: y = x W + b (W = PyTorch's weightᵀ)."""
+class Linear(Module):
+    r"""``nn.Linear(in_features, out_features, bias=True)``: $y = x W^\top + b$, with
+    PyTorch's ``weight`` of shape (out_features, in_features) (a Keras Dense kernel is its
+    transpose). ``nn.LazyLinear(out_features)`` finds ``in_features`` on the first call."""
 
     training = True
 
     def __init__(self, in_features, out_features, bias=True, **kwargs):
-        super().__init__(out_features, use_bias=bias, input_dim=in_features,
-                         **_pytorch_initial_weights(in_features, kwargs))
-        self.build_for((None, in_features))
+        super().__init__(**kwargs)
+        self.out_features, self.use_bias = out_features, bias
+        if in_features is not None:
+            self.build_for((None, in_features))
+
+    def build(self, input_shape):
+        in_features = fan_in_shape(input_shape, f"{type(self).__name__} '{self.name}'")
+        initial = _uniform_fan_in(in_features)
+        _parameter(self, "weight", (self.out_features, in_features), initial)
+        self.bias = _parameter(self, "bias", (self.out_features,), initial) if self.use_bias \
+            else None
+
+    def forward(self, input):
+        return functional.linear(input, self.weight, self.bias)
+
+    def input_shape_for(self, weight_shape):
+        return (None, weight_shape[1])
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape[:-1]) + (self.out_features,)
 
     def extra_repr(self):
-        return f"in_features={self.kernel.shape[0]}, out_features={self.units}, " \
+        return f"in_features={self.weight.shape[1]}, out_features={self.out_features}, " \
                f"bias={self.use_bias}"
 
 
-class _ChannelsFirst:
-    """PyTorch's NCHW images through a Keras layer built for NHWC: shapes and tensors are
-    transposed on the way in and back on the way out."""
+class _Lazy:
+    """PyTorch's lazy modules: the first call sizes the parameters, and then the module
+    *becomes* the plain one (``type(m) == nn.Linear`` afterwards, as in PyTorch)."""
 
     def build(self, input_shape):
-        super().build(_nhwc(input_shape, self))
+        super().build(input_shape)
+        self.__class__ = self.__class__.__mro__[2]      # LazyLinear(_Lazy, Linear) → Linear
+
+    def materialize(self, state_dict, prefix):
+        """Size the parameters from ``state_dict``'s: ``load_state_dict`` before the first
+        call works, as in PyTorch."""
+        for name in ("weight", "running_mean"):
+            if prefix + name in state_dict:
+                self.build_for(self.input_shape_for(tuple(state_dict[prefix + name].shape)))
+                return
+
+
+class LazyLinear(_Lazy, Linear):
+    """``nn.LazyLinear(out_features)``: a Linear whose ``in_features`` is the last dimension
+    of its first input (its weights do not exist before that call)."""
+
+    def __init__(self, out_features, bias=True, **kwargs):
+        super().__init__(None, out_features, bias, **kwargs)
+
+
+class Conv2d(Module):
+    """``nn.Conv2d(in_channels, out_channels, kernel_size, stride=1, padding=0, bias=True)``
+    on NCHW images, with PyTorch's ``weight`` of shape (out_channels, in_channels, kH, kW);
+    ``padding``: zeros on each side, or "valid" / "same". ``nn.LazyConv2d(out_channels,
+    kernel_size...)`` finds ``in_channels`` on the first call."""
+
+    training = True
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, bias=True,
+                 **kwargs):
+        super().__init__(**kwargs)
+        self.out_channels, self.use_bias = out_channels, bias
+        self.kernel_size = _pair(kernel_size, "kernel_size")
+        self.stride = _pair(stride, "stride")
+        self.padding = padding_argument(padding)
+        if in_channels is not None:
+            self.build_for((None, in_channels, None, None))
+
+    def build(self, input_shape):
+        in_channels = functional.check_images(input_shape, f"Conv2d '{self.name}'")[1]
+        initial = _uniform_fan_in(in_channels * math.prod(self.kernel_size))
+        _parameter(self, "weight", (self.out_channels, in_channels) + self.kernel_size, initial)
+        self.bias = _parameter(self, "bias", (self.out_channels,), initial) if self.use_bias \
+            else None
+
+    def forward(self, input):
+        functional.check_images(input.shape, f"Conv2d '{self.name}'")
+        return functional.conv2d(input, self.weight, self.bias, self.stride, self.padding)
+
+    def input_shape_for(self, weight_shape):
+        return (None, weight_shape[1], None, None)
+
+    def compute_output_shape(self, input_shape):
+        n, _, h, w = functional.check_images(input_shape, f"Conv2d '{self.name}'")
+        _, rows, columns = windows_grid((n, h, w, None), self.kernel_size, self.stride,
+                                        self.padding)
+        return (n, self.out_channels, rows, columns)
+
+    def extra_repr(self):
+        padding = "" if self.padding in ((0, 0), "valid") else f", padding={self.padding}"
+        return (f"{self.weight.shape[1]}, {self.out_channels}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}{padding}" + ("" if self.use_bias else ", bias=False"))
+
+
+class LazyConv2d(_Lazy, Conv2d):
+    """``nn.LazyConv2d(out_channels, kernel_size, stride=1, padding=0)``: a Conv2d whose
+    ``in_channels`` is found on its first call."""
+
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, bias=True, **kwargs):
+        super().__init__(None, out_channels, kernel_size, stride, padding, bias, **kwargs)
+
+
+class _ChannelsFirstPooling:
+    """PyTorch's pooling modules: a Keras pooling layer, built for NHWC images, on NCHW ones
+    (shapes and tensors are transposed on the way in and back on the way out)."""
+
+    training = True
 
     def compute_output_shape(self, input_shape):
         n, h, w, c = super().compute_output_shape(_nhwc(input_shape, self))
@@ -73,42 +197,56 @@ class _ChannelsFirst:
         where = f"{type(self).__name__} '{self.name}'"
         return functional.channels_first(super().call(functional.channels_last(inputs, where)))
 
+    def extra_repr(self):
+        return f"kernel_size={self.pool_size}, stride={self.strides}, padding={self.padding}"
+
 
 def _nhwc(shape, layer):
     n, c, h, w = functional.check_images(shape, f"{type(layer).__name__} '{layer.name}'")
     return (n, h, w, c)
 
 
-class Conv2d(_ChannelsFirst, _layers.Conv2D):
-    """``nn.Conv2d(in_channels, out_channels, kernel_size, stride=1, padding=0, bias=True)`` on
-    NCHW images; ``padding``: zeros on each side, or "valid" / "same"."""
-
-    training = True
-
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, bias=True,
-                 **kwargs):
-        fan_in = in_channels * math.prod(_pair(kernel_size, "kernel_size"))
-        super().__init__(out_channels, kernel_size, stride, padding, use_bias=bias,
-                         **_pytorch_initial_weights(fan_in, kwargs))
-        self.build_for((None, in_channels, None, None))
-
-    def extra_repr(self):
-        padding = "" if self.padding in ((0, 0), "valid") else f", padding={self.padding}"
-        return (f"{self.kernel.shape[2]}, {self.filters}, kernel_size={self.kernel_size}, "
-                f"stride={self.strides}{padding}" + ("" if self.use_bias else ", bias=False"))
-
-
-class MaxPool2d(_ChannelsFirst, _layers.MaxPooling2D):
+class MaxPool2d(_ChannelsFirstPooling, _layers.MaxPooling2D):
     """``nn.MaxPool2d(kernel_size, stride=None, padding=0)`` on NCHW images; the stride
     defaults to the window."""
-
-    training = True
 
     def __init__(self, kernel_size, stride=None, padding=0, **kwargs):
         super().__init__(kernel_size, stride, padding, **kwargs)
 
+
+class AvgPool2d(_ChannelsFirstPooling, _layers.AveragePooling2D):
+    """``nn.AvgPool2d(kernel_size, stride=None, padding=0, ceil_mode=False,
+    count_include_pad=True)`` on NCHW images: the mean of each window (a window over the
+    zero padding divides by its whole size unless ``count_include_pad=False``)."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
+                 count_include_pad=True, **kwargs):
+        functional.check_no_ceil_mode(ceil_mode, "AvgPool2d")
+        super().__init__(kernel_size, stride, padding, count_include_pad=count_include_pad,
+                         **kwargs)
+
+
+class AdaptiveAvgPool2d(Module):
+    """``nn.AdaptiveAvgPool2d((1, 1))``: NCHW images of any size averaged onto an
+    ``output_size`` grid (``functional.adaptive_avg_pool2d``)."""
+
+    training = True
+
+    def __init__(self, output_size, **kwargs):
+        super().__init__(**kwargs)
+        self.output_size = output_size
+
+    def forward(self, input):
+        return functional.adaptive_avg_pool2d(input, self.output_size)
+
+    def compute_output_shape(self, input_shape):
+        n, c, h, w = functional.check_images(input_shape, f"AdaptiveAvgPool2d '{self.name}'")
+        sizes = (self.output_size,) * 2 if isinstance(self.output_size, int) else \
+            self.output_size
+        return (n, c) + tuple(old if new is None else new for old, new in zip((h, w), sizes))
+
     def extra_repr(self):
-        return f"kernel_size={self.pool_size}, stride={self.strides}, padding={self.padding}"
+        return f"output_size={self.output_size}"
 
 
 class Dropout(_layers.Dropout):
@@ -123,15 +261,94 @@ class Dropout(_layers.Dropout):
         return f"p={self.rate}"
 
 
-class BatchNorm1d(_layers.BatchNormalization):
-    """``nn.BatchNorm1d(num_features, eps=1e-5, momentum=0.1)`` on (batch, features) inputs.
-    PyTorch's momentum weighs the *new* batch: it is 1 − Keras's momentum."""
+class _BatchNorm(Module):
+    r"""PyTorch's batch norm over dimension 1, the channels (``functional.batch_norm``):
+    learnt ``weight`` and ``bias`` per channel, and the running statistics ``running_mean``
+    and ``running_var`` (the *unbiased* batch variance), updated while training as
+    $\text{running} \leftarrow (1 - \text{momentum})\,\text{running} + \text{momentum}
+    \cdot \text{batch}$ (``momentum=None``: the plain average of all batches so far). Keras's
+    ``BatchNormalization`` is the same maths with its own names and conventions."""
 
     training = True
+    dims = None                     # the input's number of dimensions (with the batch's)
 
-    def __init__(self, num_features, eps=1e-5, momentum=0.1, **kwargs):
-        super().__init__(axis=-1, momentum=1 - momentum, epsilon=eps, **kwargs)
-        self.build_for((None, num_features))
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
+                 track_running_stats=True, *, bias=True, **kwargs):
+        super().__init__(**kwargs)
+        self.eps, self.momentum = eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        self.use_bias = affine and bias
+        if num_features is not None:
+            self._create_variables(num_features)
+            self.built = True
+
+    def build(self, input_shape):
+        self._check_dims(input_shape)
+        self._create_variables(input_shape[1])
+
+    def _create_variables(self, channels):
+        self.weight = _parameter(self, "weight", (channels,), "ones") if self.affine else None
+        self.bias = _parameter(self, "bias", (channels,), "zeros") if self.use_bias else None
+        if self.track_running_stats:
+            self.register_buffer("running_mean", zeros(channels, dtype=self.dtype))
+            self.register_buffer("running_var", ones(channels, dtype=self.dtype))
+            self.register_buffer("num_batches_tracked", tensor(0, dtype=int64))
+        else:
+            self.running_mean = self.running_var = None
+
+    def input_shape_for(self, weight_shape):
+        return (None, weight_shape[0]) + (1,) * (self.dims[0] - 2)
+
+    def _check_dims(self, shape):
+        if len(shape) not in self.dims:
+            expected = " or ".join(f"{d}-D" for d in self.dims)
+            raise ShapeError(f"{type(self).__name__} '{self.name}' expects {expected} input "
+                             f"with the channels in dimension 1, got shape {tuple(shape)}.")
+
+    def forward(self, input):
+        self._check_dims(input.shape)
+        momentum = self.momentum
+        if self.training and self.track_running_stats:
+            with no_grad():
+                self.num_batches_tracked.assign_add(1)
+            if momentum is None:            # the cumulative average: batch k weighs 1/k
+                momentum = 1 / int(self.num_batches_tracked.numpy())
+        use_batch = self.training or not self.track_running_stats
+        return functional.batch_norm(input, self.running_mean, self.running_var, self.weight,
+                                     self.bias, use_batch, momentum, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.weight.shape[0] if self.affine else self.running_mean.shape[0]}, "
+                f"eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+                f"bias={self.use_bias}, track_running_stats={self.track_running_stats}")
+
+
+class BatchNorm1d(_BatchNorm):
+    """``nn.BatchNorm1d(num_features, eps=1e-5, momentum=0.1)`` on (batch, features) or
+    (batch, channels, length) inputs."""
+
+    dims = (2, 3)
+
+
+class BatchNorm2d(_BatchNorm):
+    """``nn.BatchNorm2d(num_features)`` on NCHW images: statistics per channel over the
+    batch and every pixel."""
+
+    dims = (4,)
+
+
+class LazyBatchNorm1d(_Lazy, BatchNorm1d):
+    """``nn.LazyBatchNorm1d()``: a BatchNorm1d whose features are found on the first call."""
+
+    def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, **kwargs):
+        super().__init__(None, eps, momentum, affine, track_running_stats, **kwargs)
+
+
+class LazyBatchNorm2d(_Lazy, BatchNorm2d):
+    """``nn.LazyBatchNorm2d()``: a BatchNorm2d whose channels are found on the first call."""
+
+    def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, **kwargs):
+        super().__init__(None, eps, momentum, affine, track_running_stats, **kwargs)
 
 
 class LayerNorm(_layers.LayerNormalization):
@@ -247,6 +464,7 @@ class Sequential(_sequential.Sequential):
     it starts in training mode, ``model[0]`` is a module and ``model[1:]`` a Sequential."""
 
     training = True
+    shares_layers = True            # nn.Sequential(shared, nn.ReLU(), shared): tied weights
 
     def __init__(self, *modules):
         super().__init__()
@@ -266,6 +484,11 @@ class Sequential(_sequential.Sequential):
                 self._modules[name] = module
                 object.__setattr__(self, name, module)
 
+    def build_for(self, input_shape):
+        """Nothing is built ahead, as in PyTorch: each module builds on its first call, from
+        the tensor it gets (a custom module's output shape is known only by running it)."""
+        self.built = True
+
     def append(self, module):
         if str(len(self)) in self._modules:
             raise ValueError(f"nn.Sequential.append: the new module would be named "
@@ -277,6 +500,47 @@ class Sequential(_sequential.Sequential):
         if isinstance(index, slice):
             return Sequential(dict(list(self._modules.items())[index]))
         return super().__getitem__(index)
+
+
+class ModuleList(Module):
+    """``nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])``: a list of modules whose
+    parameters the owner finds (a plain Python list of modules works too; this one also
+    indexes, slices, appends and prints as PyTorch's). It has no ``forward``: loop over it."""
+
+    training = True
+
+    def __init__(self, modules=()):
+        super().__init__()
+        self.extend(modules)
+
+    def append(self, module):
+        self._modules[str(len(self._modules))] = module
+        return self
+
+    def extend(self, modules):
+        for module in modules:
+            self.append(module)
+        return self
+
+    def __getitem__(self, index):
+        modules = list(self._modules.values())
+        return ModuleList(modules[index]) if isinstance(index, slice) else modules[index]
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def __repr__(self):
+        """As PyTorch prints it: a run of equal modules on one line, ``(0-2): 3 x Linear(...)``."""
+        lines, start = [], 0
+        for text, run in itertools.groupby(repr(m).replace("\n", "\n  ") for m in self):
+            n = len(list(run))
+            where = f"{start}-{start + n - 1}): {n} x " if n > 1 else f"{start}): "
+            lines.append(f"\n  ({where}{text}")
+            start += n
+        return f"ModuleList({''.join(lines)}{chr(10) if lines else ''})"
 
 
 class _Loss(Module):

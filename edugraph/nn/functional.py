@@ -9,7 +9,13 @@ weight is (out_features, in_features), the transpose of a Dense kernel; images a
 in_channels, kH, kW); ``cross_entropy`` and ``nll_loss`` find the classes in dimension 1,
 ``(N, C)`` or ``(N, C, d1, ...)``, where TF puts them last.
 """
+import math
+
+import numpy as np
+
+from ..context import no_grad
 from ..errors import ShapeError
+from ..layers.normalization import batch_normalization
 from ..losses import _check_class_ids, _compatible, softmax_cross_entropy_with_logits
 from ..losses import _labels_and_predictions
 from ..ops import activation as _activation, conv as _conv
@@ -18,13 +24,13 @@ from ..ops.activation import (  # noqa: F401  (PyTorch's arguments already)
 from ..ops.base import as_tensor
 from ..ops.linalg import matmul
 from ..ops.math import abs, cast, square, to_float
-from ..ops.reduce import reduce_mean, reduce_sum
-from ..ops.shape import gather, one_hot, transpose
+from ..ops.reduce import moments, reduce_mean, reduce_sum
+from ..ops.shape import gather, one_hot, reshape, transpose
 from ..tensor import Tensor, tensor
 
 __all__ = ["relu", "leaky_relu", "elu", "softplus", "sigmoid", "tanh", "softmax", "log_softmax",
-           "dropout", "linear", "conv2d", "max_pool2d", "cross_entropy", "nll_loss", "mse_loss",
-           "l1_loss"]
+           "dropout", "linear", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
+           "batch_norm", "cross_entropy", "nll_loss", "mse_loss", "l1_loss"]
 
 REDUCTIONS = ("mean", "sum", "none")
 
@@ -55,7 +61,7 @@ def linear(input, weight, bias=None):
         raise ShapeError(
             f"linear: the input of shape {tuple(input.shape)} has {input.shape[-1]} features, "
             f"but the weight of shape {tuple(weight.shape)} takes {weight.shape[-1]} (PyTorch's "
-            "layout, (out_features, in_features)). An eg.nn.Linear's kernel is the transpose, "
+            "layout, (out_features, in_features)). A Keras Dense kernel is the transpose, "
             "(in_features, out_features): pass layer.kernel.T.")
     y = matmul(input, transpose(weight))
     return y if bias is None else y + bias
@@ -87,6 +93,51 @@ def max_pool2d(input, kernel_size, stride=None, padding=0):
                                            stride, padding))
 
 
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True):
+    """The mean of each ``kernel_size`` window of NCHW images; ``stride`` defaults to the
+    window. A window over the ``padding`` zeros divides by its whole size (PyTorch's default,
+    ``count_include_pad=True``) or by its real pixels only."""
+    check_no_ceil_mode(ceil_mode, "avg_pool2d")
+    return channels_first(_conv.avg_pool2d(channels_last(input, "avg_pool2d"), kernel_size,
+                                           stride, padding, count_include_pad=count_include_pad))
+
+
+def adaptive_avg_pool2d(input, output_size):
+    r"""The mean of each of ``output_size`` (rows, columns) windows that tile NCHW images of
+    any size: row window $i$ covers rows $\lfloor i H / H_{out} \rfloor$ to
+    $\lceil (i + 1) H / H_{out} \rceil$, as PyTorch's. Averaging is linear, so this is
+    $A_H \, x \, A_W^\top$ with two averaging matrices; ``output_size=1`` is the global
+    average of each channel (a ResNet's head)."""
+    check_images(input.shape, "adaptive_avg_pool2d")
+    sizes = (output_size, output_size) if isinstance(output_size, int) else output_size
+    rows, columns = (_averaging_matrix(n, n if out is None else out, input)
+                     for n, out in zip(input.shape[2:], sizes))
+    return matmul(matmul(rows, input), transpose(columns))
+
+
+def _averaging_matrix(size, out, like):
+    """(out, size): row i averages window i of ``size`` positions cut into ``out`` windows."""
+    if not (isinstance(out, int) and out > 0):
+        raise ValueError(f"adaptive_avg_pool2d: output sizes must be positive ints (or None to "
+                         f"keep a size), got {out!r}.")
+    weights = np.zeros((out, size))
+    for i in range(out):
+        start, end = (i * size) // out, -((-(i + 1) * size) // out)
+        weights[i, start:end] = 1 / (end - start)
+    return tensor(weights, dtype=like.dtype, device=like.device)
+
+
+def check_no_ceil_mode(ceil_mode, where):
+    """PyTorch's ``ceil_mode=True`` adds a last window that hangs over the image's edge:
+    refused, not silently ignored."""
+    if ceil_mode:
+        raise NotImplementedError(
+            f"{where}: ceil_mode=True is not supported: edugraph's windows always lie within "
+            "the (padded) image, as with PyTorch's default ceil_mode=False. Pad the images "
+            "(padding=...) if the last pixels must be pooled.")
+
+
 def channels_last(images, where):
     """PyTorch's NCHW images as edugraph's NHWC (a transpose: a node in the graph)."""
     images = as_tensor(images)
@@ -106,6 +157,38 @@ def check_images(shape, where):
 def channels_first(images):
     """NHWC images back as NCHW."""
     return transpose(images, (0, 3, 1, 2))
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-5):
+    r"""PyTorch's batch norm, with the channels in dimension 1: (N, C), (N, C, L) or NCHW.
+    Training: each channel is normalised by the batch's mean and (biased) variance over every
+    other dimension, and the running statistics move towards the batch's by ``momentum``
+    (the variance's unbiased estimate, n/(n − 1) times larger, as PyTorch keeps it). Not
+    training: the running statistics normalise. Then $y = \text{weight} \cdot \hat x +
+    \text{bias}$ per channel."""
+    if len(input.shape) < 2:
+        raise ShapeError(f"batch_norm expects (batch, channels, ...) input, got shape "
+                         f"{tuple(input.shape)}.")
+    per_channel = (1, -1) + (1,) * (len(input.shape) - 2)      # (C,) against the input
+    if training:
+        axes = (0,) + tuple(range(2, len(input.shape)))
+        mean, variance = moments(input, axes, keepdims=True)
+        count = input.shape[0] * math.prod(input.shape[2:])
+        if count == 1:
+            raise ValueError(f"batch_norm: training needs more than one value per channel to "
+                             f"take a variance, got input of shape {tuple(input.shape)}. Use "
+                             "a batch of two or more, or model.eval().")
+        if running_mean is not None:
+            with no_grad():
+                for running, batch in ((running_mean, mean),
+                                       (running_var, variance * (count / (count - 1)))):
+                    running.assign(running * (1 - momentum) + reshape(batch, (-1,)) * momentum)
+    else:
+        mean, variance = reshape(running_mean, per_channel), reshape(running_var, per_channel)
+    return batch_normalization(input, mean, variance,
+                               None if bias is None else reshape(bias, per_channel),
+                               None if weight is None else reshape(weight, per_channel), eps)
 
 
 # ----------------------------------------------------------------------------- losses

@@ -172,6 +172,42 @@ class Module:
         for name, child in self._modules.items():
             yield from child._named_modules(f"{prefix}.{name}" if prefix else name)
 
+    def children(self):
+        """The modules directly inside this one (PyTorch's ``model.children()``)."""
+        return iter(dict.fromkeys(self._modules.values()))
+
+    def named_children(self):
+        return iter(self._modules.items())
+
+    def named_modules(self, prefix=""):
+        """(dotted path, module) for this module ("") and every module inside it."""
+        seen = set()
+        for path, module in self._named_modules(prefix):
+            if id(module) not in seen:
+                seen.add(id(module))
+                yield path, module
+
+    def apply(self, fn):
+        """Call ``fn`` on every module inside this one, then on this one (PyTorch's
+        ``net.apply(init_weights)``); returns this module."""
+        for child in self.children():
+            child.apply(fn)
+        fn(self)
+        return self
+
+    def register_buffer(self, name, tensor):
+        """A tensor the module keeps but does not learn (PyTorch's buffers: running
+        statistics): in ``state_dict()``, not in ``parameters()``."""
+        setattr(self, name, None if tensor is None else Variable(tensor, trainable=False,
+                                                                 name=f"{self.name}/{name}"))
+
+    def register_parameter(self, name, param):
+        setattr(self, name, param)
+
+    def add_module(self, name, module):
+        """``self.add_module("0", layer)``: ``setattr`` for names that are not identifiers."""
+        setattr(self, name, module)
+
     @property
     def variables(self):
         return [v for _, v in self.named_variables()]
@@ -247,12 +283,19 @@ class Module:
         return self.train(False)
 
     # ------------------------------------------------------------------ devices and dtypes
-    def to(self, target):
-        """Move every variable to a device (``model.to('cuda')``, ``model.to(device)``) or
-        convert the floating-point ones to a dtype (``model.to(eg.float64)``). As in PyTorch
-        this happens in place: the variables stay the same objects, only their values move
-        (with their gradients). An optimizer's state does not move with them: make the
-        optimizer after ``to``, as PyTorch's documentation advises."""
+    def to(self, target=None, dtype=None, *, device=None):
+        """Move every variable to a device (``model.to('cuda')``, ``model.to(device)``,
+        ``model.to(device=device)``) or convert the floating-point ones to a dtype
+        (``model.to(eg.float64)``). As in PyTorch this happens in place: the variables stay
+        the same objects, only their values move (with their gradients). An optimizer's state
+        does not move with them: make the optimizer after ``to``, as PyTorch's documentation
+        advises."""
+        for spec in (target, device, dtype):
+            if spec is not None:
+                self._to_one(spec)
+        return self
+
+    def _to_one(self, target):
         if any(v.graph is not None for v in self.variables):
             raise TypeError(f"{self.name}.to({target!r}) moves eager variables; in a graph, "
                             "place the layers with `with eg.device(...):` when building them.")
@@ -271,7 +314,6 @@ class Module:
                 var.data = var.data.to(target)
                 if var.grad is not None:
                     var.grad = var.grad.to(target)
-        return self
 
     def cpu(self):
         return self.to("cpu:0")
@@ -350,11 +392,12 @@ class Module:
         ``moving_mean`` included. Save it with ``eg.save(model.state_dict(), path)`` and
         restore it with ``model.load_state_dict(eg.load(path))``.
 
-        The names are edugraph's, so a PyTorch state dict does not load as it is:
-        ``Linear`` (Keras's ``Dense``) keeps ``kernel`` of shape (in, out), PyTorch's
-        ``weight`` transposed; batch norm keeps ``gamma``, ``beta``, ``moving_mean``,
-        ``moving_variance`` for PyTorch's ``weight``, ``bias``, ``running_mean``,
-        ``running_var``.
+        PyTorch's modules (``eg.nn.Linear``, ``Conv2d``, ``BatchNorm2d``...) have PyTorch's
+        names and layouts, so their state dicts are interchangeable with torch's, given
+        the values as arrays. Keras's layers keep Keras's: a ``Dense`` layer's ``kernel`` is
+        (in, out), PyTorch's ``weight`` transposed; batch norm's ``gamma``, ``beta``,
+        ``moving_mean``, ``moving_variance`` are PyTorch's ``weight``, ``bias``,
+        ``running_mean``, ``running_var``.
 
         As in PyTorch, the tensors share memory with the variables: training on changes
         them too. For a snapshot (the best weights so far) copy them:
@@ -384,6 +427,9 @@ class Module:
         """Copy ``stored`` (name → array or tensor) into the variables of the same names, or
         raise ``error`` naming every problem first. (Keras's ``load_weights`` raises
         ValueError, PyTorch's ``load_state_dict`` RuntimeError.)"""
+        for path, module in self.named_modules():
+            if not module.built and hasattr(module, "materialize"):    # PyTorch's lazy modules
+                module.materialize(stored, f"{path}." if path else "")
         variables = dict(self.named_variables())
         missing = [name for name in variables if name not in stored]
         unexpected = [name for name in stored if name not in variables]
@@ -401,9 +447,10 @@ class Module:
             raise error(
                 f"Error(s) in loading {what} into {type(self).__name__} '{self.name}':\n  "
                 + "\n  ".join(problems) + "\nWas it saved from a model with the same layers? "
-                "(A PyTorch state dict needs converting: Linear's kernel is PyTorch's weight "
-                "transposed. A Keras-style layer such as Dense(10) makes its variables on its "
-                "first call: call the model on a batch before loading.)")
+                "(Keras's layers have Keras's names and layouts: a Dense kernel is PyTorch's "
+                "Linear weight transposed. A layer such as Dense(10) or nn.LazyLinear(10) "
+                "makes its variables on its first call: call the model on a batch before "
+                "loading.)")
         for name, value in values.items():
             variables[name].assign(value)
         return IncompatibleKeys(missing, unexpected)
