@@ -108,11 +108,14 @@ class Linear(Module):
 
 class _Lazy:
     """PyTorch's lazy modules: the first call sizes the parameters, and then the module
-    *becomes* the plain one (``type(m) == nn.Linear`` afterwards, as in PyTorch)."""
+    *becomes* the plain one, ``cls_to_become`` (``type(m) == nn.Linear`` afterwards, as in
+    PyTorch)."""
+
+    cls_to_become = None
 
     def build(self, input_shape):
         super().build(input_shape)
-        self.__class__ = self.__class__.__mro__[2]      # LazyLinear(_Lazy, Linear) → Linear
+        self.__class__ = self.cls_to_become
 
     def materialize(self, state_dict, prefix):
         """Size the parameters from ``state_dict``'s: ``load_state_dict`` before the first
@@ -126,6 +129,8 @@ class _Lazy:
 class LazyLinear(_Lazy, Linear):
     """``nn.LazyLinear(out_features)``: a Linear whose ``in_features`` is the last dimension
     of its first input (its weights do not exist before that call)."""
+
+    cls_to_become = Linear
 
     def __init__(self, out_features, bias=True, **kwargs):
         super().__init__(None, out_features, bias, **kwargs)
@@ -178,6 +183,8 @@ class Conv2d(Module):
 class LazyConv2d(_Lazy, Conv2d):
     """``nn.LazyConv2d(out_channels, kernel_size, stride=1, padding=0)``: a Conv2d whose
     ``in_channels`` is found on its first call."""
+
+    cls_to_become = Conv2d
 
     def __init__(self, out_channels, kernel_size, stride=1, padding=0, bias=True, **kwargs):
         super().__init__(None, out_channels, kernel_size, stride, padding, bias, **kwargs)
@@ -340,12 +347,16 @@ class BatchNorm2d(_BatchNorm):
 class LazyBatchNorm1d(_Lazy, BatchNorm1d):
     """``nn.LazyBatchNorm1d()``: a BatchNorm1d whose features are found on the first call."""
 
+    cls_to_become = BatchNorm1d
+
     def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, **kwargs):
         super().__init__(None, eps, momentum, affine, track_running_stats, **kwargs)
 
 
 class LazyBatchNorm2d(_Lazy, BatchNorm2d):
     """``nn.LazyBatchNorm2d()``: a BatchNorm2d whose channels are found on the first call."""
+
+    cls_to_become = BatchNorm2d
 
     def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, **kwargs):
         super().__init__(None, eps, momentum, affine, track_running_stats, **kwargs)
