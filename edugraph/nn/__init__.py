@@ -285,15 +285,13 @@ class _BatchNorm(Module):
         self.eps, self.momentum = eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         self.use_bias = affine and bias
-        if num_features is not None:
-            self._create_variables(num_features)
+        if num_features is not None:        # (built now, but its output shape is known only
+            self.build(self.input_shape_for((num_features,)))   # from a first call's input)
             self.built = True
 
     def build(self, input_shape):
         self._check_dims(input_shape)
-        self._create_variables(input_shape[1])
-
-    def _create_variables(self, channels):
+        channels = input_shape[1]
         self.weight = _parameter(self, "weight", (channels,), "ones") if self.affine else None
         self.bias = _parameter(self, "bias", (channels,), "zeros") if self.use_bias else None
         if self.track_running_stats:
