@@ -20,6 +20,9 @@ from .errors import DeviceError
 class Device:
     """A place where arrays live, with the array module (``xp``) that computes there."""
 
+    log_placement = False           # eg.log_device_placement(): for every device at once (a
+                                    # class attribute: every eager op reads it, cheaply)
+
     def __init__(self, kind, index, xp, to_device, to_host):
         self.kind, self.index, self.xp = kind, index, xp
         self._to_device, self._to_host = to_device, to_host
@@ -328,7 +331,6 @@ cpu = get_device("cpu:0")
 class _Scope(threading.local):
     def __init__(self):
         self.stack = []
-        self.log_placement = False
 
 
 _scope = _Scope()
@@ -357,7 +359,7 @@ def device(spec):
 
 def log_device_placement(enabled=True):
     """Print the device each eager op runs on (TF's ``log_device_placement``)."""
-    _scope.log_placement = bool(enabled)
+    Device.log_placement = bool(enabled)
 
 
 def list_devices():

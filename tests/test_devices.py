@@ -83,6 +83,18 @@ def test_list_devices():
 
 
 # --------------------------------------------------------------- the stand-in really guards
+def test_eager_placement_logging_prints_each_op_and_its_device(device, capsys):
+    x = eg.tensor([1.0, 2.0], device=device)
+    eg.log_device_placement()
+    try:
+        eg.reduce_sum(x * 2.0)
+    finally:
+        eg.log_device_placement(False)
+    assert capsys.readouterr().out == f"mul: {device}\nsum: {device}\n"
+    x + 1.0                                             # off again: nothing printed
+    assert capsys.readouterr().out == ""
+
+
 def test_sim_refuses_silent_conversion_to_host():
     t = eg.tensor([1.0, 2.0], device="sim:0")
     assert isinstance(t._value, SimArray)

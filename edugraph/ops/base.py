@@ -14,7 +14,7 @@ import functools
 import numpy as np
 
 from ..context import state, _sequence
-from ..devices import current_device, _scope
+from ..devices import current_device
 from ..errors import DeviceError, GradientError, ShapeError
 from ..tensor import Tensor, _number_tensor, constant_like
 
@@ -102,7 +102,7 @@ def apply(op, *args, name=None):
         if isinstance(e, (ShapeError, GradientError)):
             raise
         raise _failure(op, inputs, e) from e
-    if _scope.log_placement:
+    if device.log_placement:
         print(f"{op.name}: {device.name}")
     out = Tensor(value, op.output_device or device)
     if requires_grad and state.grad_enabled and op.differentiable and value.dtype.kind == "f":

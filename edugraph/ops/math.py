@@ -346,9 +346,14 @@ class LogicalNot(Op):
 
 
 # ----------------------------------------------------------------------------- functions
+# The arithmetic ops have no attributes, so one instance of each serves every call: ``y + 1.0``
+# in a loop makes no op object per step.
+_ADD, _SUBTRACT, _MULTIPLY, _DIVIDE = Add(), Subtract(), Multiply(), Divide()
+
+
 def add(x, y, name=None):
     """x + y (broadcasting). Backward: *add distributes* the gradient unchanged to both."""
-    return apply(Add(), x, y, name=name)
+    return apply(_ADD, x, y, name=name)
 
 
 def add_n(inputs, name=None):
@@ -359,12 +364,12 @@ def add_n(inputs, name=None):
 
 
 def subtract(x, y, name=None):
-    return apply(Subtract(), x, y, name=name)
+    return apply(_SUBTRACT, x, y, name=name)
 
 
 def multiply(x, y, name=None):
     """x · y (broadcasting). Backward: *mul switches*: x gets grad·y, y gets grad·x."""
-    return apply(Multiply(), x, y, name=name)
+    return apply(_MULTIPLY, x, y, name=name)
 
 
 def divide(x, y, name=None):
@@ -372,7 +377,7 @@ def divide(x, y, name=None):
     its dtype (an int64 tensor / a float64 one is float64)."""
     if not (_is_float(x) or _is_float(y)):
         x, y = (to_float(t) for t in as_tensors((x, y)))   # (a number joins the tensor's device)
-    return apply(Divide(), x, y, name=name)
+    return apply(_DIVIDE, x, y, name=name)
 
 
 def divide_no_nan(x, y, name=None):
