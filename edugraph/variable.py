@@ -106,7 +106,9 @@ class Variable(Tensor):
 
 def _in_graph(value):
     """Is an assign of ``value`` part of a traced function being built (not done at once)?"""
-    return getattr(value, "graph", None) is not None or hasattr(state.graph, "lift_variable")
+    graph = state.graph
+    return getattr(value, "graph", None) is not None or \
+        (graph is not None and hasattr(graph, "lift_variable"))
 
 
 def _graph_assign(variable, value, mode):

@@ -86,7 +86,8 @@ def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
 
 def _is_vector(t):
     """1-D (a graph tensor of unknown rank is taken for a matrix, as TF's matmul needs)."""
-    return rank_known(t.shape) and len(t.shape) == 1
+    shape = t.shape
+    return len(shape) == 1 if shape.__class__ is tuple else rank_known(shape) and len(shape) == 1
 
 
 # ----------------------------------------------------------------- PyTorch's fixed-rank products

@@ -253,7 +253,7 @@ def axis_failure(op_name, axis, shape):
 def reduced_count(x, axis):
     shape = x.shape
     if rank_known(shape):
-        sizes = [shape[a] for a in reduction_axes(axis, len(shape))]
+        sizes = shape if axis is None else [shape[a] for a in reduction_axes(axis, len(shape))]
         if None not in sizes:
             return math.prod(sizes)
     return apply(ReducedCount(axis), x)
