@@ -42,3 +42,30 @@ def test_numpy_float64_scalars_adapt_like_python_floats(device):
     assert (eg.tensor([1, 2], device=device) * np.float64(2.5)).dtype == eg.float32
     with eg.Graph().as_default():
         assert (eg.placeholder(eg.float32, (2,)) / np.sqrt(4.0)).dtype == eg.float32
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "uint16", "int8", "int32"])
+def test_integer_totals_are_int64_as_in_pytorch(device, dtype):
+    """numpy totals uint8 pixels as uint64 (and a graph inferred it so); PyTorch as int64."""
+    values = np.array([[255, 1, 0], [200, 7, 1]]).astype(dtype)
+    x = eg.tensor(values, device=device)
+    totals = [eg.reduce_sum(x), x.sum(dim=1), eg.cumsum(x, 1)]
+    expected = [values.astype(np.int64).sum(), values.astype(np.int64).sum(1),
+                values.astype(np.int64).cumsum(1)]
+    for total, want in zip(totals, expected):
+        assert total.dtype == eg.int64
+        np.testing.assert_array_equal(total.numpy(), want)
+    torch = pytest.importorskip("torch")
+    assert str(torch.sum(torch.tensor(values)).dtype) == "torch.int64"
+
+
+def test_integer_totals_in_a_graph_are_inferred_as_they_run():
+    with eg.Graph().as_default():
+        pixels = eg.placeholder(eg.uint8, (None, 3))
+        total, running = eg.reduce_sum(pixels, axis=1), eg.cumsum(pixels, axis=1)
+        assert total.dtype == running.dtype == eg.int64
+        with eg.Session() as sess:
+            got = sess.run([total, running], {pixels: np.array([[255, 255, 1]], np.uint8)})
+    np.testing.assert_array_equal(got[0], [511])
+    np.testing.assert_array_equal(got[1], [[255, 510, 511]])
+    assert got[0].dtype == got[1].dtype == np.int64

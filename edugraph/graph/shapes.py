@@ -129,8 +129,8 @@ def _matmul(op, a, b):
 
 def _reduction(op, x):
     dtype = x.dtype if x.dtype.kind == "f" or not isinstance(op, reduce.Mean) else np.float64
-    if isinstance(op, reduce.Sum) and x.dtype.kind in "biu":
-        dtype = np.zeros(1, x.dtype).sum().dtype    # numpy's (and PyTorch's): int32 → int64
+    if isinstance(op, reduce.Sum):
+        dtype = reduce.total_dtype(x.dtype) or dtype
     if not x.shape.rank_known:
         return UNKNOWN, dtype
     n = len(x.shape)
@@ -202,7 +202,7 @@ _RULES[shape_ops.ConcatPiece] = lambda op, grad, *xs: (xs[op.index].shape, grad.
 _RULES[math.Cast] = lambda op, x: (x.shape, op.dtype)
 _RULES[random.FillLike] = lambda op, x: (x.shape, op.dtype or x.dtype)
 _RULES[math.LogicalNot] = lambda op, x: (x.shape, np.dtype(bool))
-_RULES[reduce.Cumsum] = lambda op, x: (x.shape, np.zeros(1, x.dtype).cumsum().dtype)
+_RULES[reduce.Cumsum] = lambda op, x: (x.shape, reduce.total_dtype(x.dtype) or x.dtype)
 
 
 def infer(op, inputs):

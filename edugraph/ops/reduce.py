@@ -46,11 +46,22 @@ def _reinsertion_order(op_name, axis, shape):
                      "shape, e.g. shape=(None, 3), or use axes of one sign.")
 
 
+def total_dtype(dtype):
+    """The dtype of a sum of ``dtype`` values: PyTorch's int64 for every bool and integer
+    dtype (numpy would total uint8 pixels as uint64, and only uint64 itself stays so);
+    None (the input's own) for floats."""
+    return _INT64 if dtype.kind in "biu" and dtype != _UINT64 else None
+
+
+_INT64, _UINT64 = np.dtype(np.int64), np.dtype(np.uint64)
+
+
 class Sum(Reduction):
     name, gate = "sum", "copies"
 
     def forward(self, xp, x):
-        return xp.asarray(x.sum(axis=self.axis, keepdims=self.keepdims))
+        return xp.asarray(x.sum(axis=self.axis, keepdims=self.keepdims,
+                                dtype=total_dtype(x.dtype)))
 
     def backward(self, grad, out, x):
         return (self._spread(grad, x),)        # every summed element gets the same gradient
@@ -182,7 +193,7 @@ class Cumsum(Op):
         x = x.reshape(1) if x.ndim == 0 else x
         if self.reverse:
             x = xp.flip(x, self.axis)
-        out = xp.cumsum(x, axis=self.axis)
+        out = xp.cumsum(x, axis=self.axis, dtype=total_dtype(x.dtype))
         if self.exclusive:              # every total moves one step on; the first is 0
             out = xp.roll(out, 1, axis=self.axis)
             out[(slice(None),) * (self.axis % x.ndim) + (slice(0, 1),)] = 0
