@@ -213,6 +213,20 @@ def test_optimizer_errors_name_the_optimizer_and_say_what_to_do():
         eg.optim.Adam([w], betas=(0.9, 1.0))
     with pytest.raises(ValueError, match="eg.optim.SGD: lr must be 0 or more, got -0.1"):
         eg.optim.SGD([w], lr=-0.1)
+    with pytest.raises(TypeError, match=r"eg.optim.SGD: lr must be a number, got '0.1' \(str\)"):
+        eg.optim.SGD([w], lr="0.1")                     # (read from a config file)
+    with pytest.raises(TypeError, match=r"eg.optim.Adam: lr must be a number, got None"):
+        eg.optim.Adam([w], lr=None)
+    with pytest.raises(TypeError, match=r"eg.optim.RMSprop: momentum must be a number"):
+        eg.optim.RMSprop([w], momentum="0.9")
+    with pytest.raises(ValueError, match=r"eg.optim.Adam: betas must be a pair"):
+        eg.optim.Adam([w], betas=0.9)
+    for make in (lambda: eg.train.GradientDescentOptimizer("0.1"),
+                 lambda: eg.keras.optimizers.SGD(learning_rate="0.1"),
+                 lambda: eg.keras.optimizers.Adam(learning_rate=None)):
+        with pytest.raises(TypeError, match=r"Optimizer: learning_rate must be a number, or a "
+                                            r"tensor for a rate that changes"):
+            make()
     with eg.Graph().as_default():
         v = eg.Variable([1.0], name="v")
         with pytest.raises(TypeError, match=r"belongs to a graph; eg.optim works eagerly.*"

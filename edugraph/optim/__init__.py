@@ -27,6 +27,7 @@ The update is in place (``Variable.assign``, or ``copy_`` for a plain tensor), s
 keeps its parameter objects, and a graph recorded before the step refuses ``backward``.
 """
 from collections.abc import Mapping
+import numbers
 
 from .. import train
 from ..context import enable_grad, no_grad
@@ -268,6 +269,21 @@ def _check(name, ok, problem):
         raise ValueError(f"eg.optim.{name}: {problem}")
 
 
+def _numbers(name, **values):
+    """Each of ``values`` a real number (``lr='0.1'`` from a config file would fail deep in
+    the first step, or in a comparison here)."""
+    for key, value in values.items():
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise TypeError(f"eg.optim.{name}: {key} must be a number, got {value!r} "
+                            f"({type(value).__name__}).")
+
+
+def _non_negative(name, **values):
+    _numbers(name, **values)
+    for key, value in values.items():
+        _check(name, value >= 0, f"{key} must be 0 or more, got {value}.")
+
+
 class SGD(Optimizer):
     r"""``torch.optim.SGD``: $w \leftarrow w - \eta g$. With ``momentum`` $\mu$:
     $b \leftarrow \mu b + (1 - d) g$ ($b = g$ at the first step), $w \leftarrow w - \eta b$;
@@ -276,9 +292,8 @@ class SGD(Optimizer):
 
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0,
                  nesterov=False):
-        _check("SGD", lr >= 0, f"lr must be 0 or more, got {lr}.")
-        _check("SGD", momentum >= 0, f"momentum must be 0 or more, got {momentum}.")
-        _check("SGD", weight_decay >= 0, f"weight_decay must be 0 or more, got {weight_decay}.")
+        _non_negative("SGD", lr=lr, momentum=momentum, weight_decay=weight_decay)
+        _numbers("SGD", dampening=dampening)
         _check("SGD", not nesterov or (momentum > 0 and dampening == 0),
                "Nesterov momentum needs a momentum above 0 and dampening 0.")
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
@@ -301,10 +316,11 @@ class Adam(Optimizer):
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0):
         name = type(self).__name__
-        _check(name, lr >= 0, f"lr must be 0 or more, got {lr}.")
-        _check(name, eps >= 0, f"eps must be 0 or more, got {eps}.")
+        _non_negative(name, lr=lr, eps=eps, weight_decay=weight_decay)
+        _check(name, isinstance(betas, (tuple, list)) and len(betas) == 2,
+               f"betas must be a pair (beta1, beta2), got {betas!r}.")
+        _numbers(name, beta1=betas[0], beta2=betas[1])
         _check(name, all(0 <= b < 1 for b in betas), f"betas must be in [0, 1), got {betas}.")
-        _check(name, weight_decay >= 0, f"weight_decay must be 0 or more, got {weight_decay}.")
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
                                       weight_decay=weight_decay))
 
@@ -331,11 +347,8 @@ class Adadelta(Optimizer):
     $w \leftarrow w - \eta u$. ``weight_decay`` $\lambda$: $g + \lambda w$ is used for $g$."""
 
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0):
-        _check("Adadelta", lr >= 0, f"lr must be 0 or more, got {lr}.")
-        _check("Adadelta", 0 <= rho <= 1, f"rho must be in [0, 1], got {rho}.")
-        _check("Adadelta", eps >= 0, f"eps must be 0 or more, got {eps}.")
-        _check("Adadelta", weight_decay >= 0,
-               f"weight_decay must be 0 or more, got {weight_decay}.")
+        _non_negative("Adadelta", lr=lr, eps=eps, weight_decay=weight_decay, rho=rho)
+        _check("Adadelta", rho <= 1, f"rho must be in [0, 1], got {rho}.")
         super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay))
 
     def rule(self, group):
@@ -351,12 +364,9 @@ class RMSprop(Optimizer):
 
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
                  centered=False):
-        _check("RMSprop", lr >= 0, f"lr must be 0 or more, got {lr}.")
-        _check("RMSprop", 0 <= alpha <= 1, f"alpha must be in [0, 1], got {alpha}.")
-        _check("RMSprop", eps >= 0, f"eps must be 0 or more, got {eps}.")
-        _check("RMSprop", momentum >= 0, f"momentum must be 0 or more, got {momentum}.")
-        _check("RMSprop", weight_decay >= 0,
-               f"weight_decay must be 0 or more, got {weight_decay}.")
+        _non_negative("RMSprop", lr=lr, eps=eps, momentum=momentum, weight_decay=weight_decay,
+                      alpha=alpha)
+        _check("RMSprop", alpha <= 1, f"alpha must be in [0, 1], got {alpha}.")
         super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
                                       momentum=momentum, centered=centered))
 
@@ -374,13 +384,8 @@ class Adagrad(Optimizer):
 
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0,
                  initial_accumulator_value=0, eps=1e-10):
-        _check("Adagrad", lr >= 0, f"lr must be 0 or more, got {lr}.")
-        _check("Adagrad", lr_decay >= 0, f"lr_decay must be 0 or more, got {lr_decay}.")
-        _check("Adagrad", initial_accumulator_value >= 0,
-               f"initial_accumulator_value must be 0 or more, got {initial_accumulator_value}.")
-        _check("Adagrad", eps >= 0, f"eps must be 0 or more, got {eps}.")
-        _check("Adagrad", weight_decay >= 0,
-               f"weight_decay must be 0 or more, got {weight_decay}.")
+        _non_negative("Adagrad", lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
+                      initial_accumulator_value=initial_accumulator_value, eps=eps)
         super().__init__(params, dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
                                       initial_accumulator_value=initial_accumulator_value,
                                       eps=eps))

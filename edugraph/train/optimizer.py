@@ -30,6 +30,12 @@ class Optimizer:
     counts_steps = False                # does the rule need the step number (Adam's bias fix)?
 
     def __init__(self, learning_rate, use_locking=False, name=None):
+        if not isinstance(learning_rate, Tensor) and (
+                np.ndim(learning_rate) != 0 or np.asarray(learning_rate).dtype.kind not in "iuf"):
+            raise TypeError(
+                f"{type(self).__name__}: learning_rate must be a number, or a tensor for a rate "
+                f"that changes (a placeholder fed each step, a Variable), got "
+                f"{learning_rate!r} ({type(learning_rate).__name__}).")
         self.learning_rate = learning_rate
         self.name = name or type(self).__name__.replace("Optimizer", "")
         self._slots = {}                # (var, slot name) → slot Variable
