@@ -159,3 +159,37 @@ def test_batch_matches_dict_entries_by_key_and_explains_mismatches():
 def test_random_split_with_a_generator_says_to_seed_instead():
     with pytest.raises(TypeError, match=r"eg\.manual_seed\(42\)"):
         eg.utils.data.random_split(list(range(10)), [7, 3], generator=object())
+
+
+def test_zip_pairs_elements_and_ends_with_the_shortest(device):
+    images, labels = Dataset.range(3), Dataset.from_tensor_slices(np.arange(10.0, 15.0))
+    pairs = Dataset.zip((images, labels))
+    assert values(pairs) == [(0, 10.0), (1, 11.0), (2, 12.0)]
+    assert values(Dataset.zip(images, labels)) == values(pairs)       # TF 2.13's spelling
+    assert pairs.cardinality() == 3
+    with eg.device(device):
+        first = next(iter(Dataset.zip({"x": images, "y": labels}).batch(2)))
+    assert set(first) == {"x", "y"} and first["y"].device.name == device
+    np.testing.assert_array_equal(first["y"].numpy(), [10.0, 11.0])
+    assert Dataset.zip((images, labels.repeat())).cardinality() == 3
+    assert Dataset.zip((images.repeat(), labels.repeat())).cardinality() == -1
+    assert Dataset.zip((images, labels.filter(lambda y: y > 0))).cardinality() == -2
+    with pytest.raises(TypeError, match=r"Dataset.zip takes datasets.*Dataset.zip\(\(images"):
+        Dataset.zip((np.arange(3), labels))
+
+
+def test_concatenate_chains_datasets_of_one_kind():
+    a, b = Dataset.range(2), Dataset.range(5, 8)
+    both = a.concatenate(b)
+    assert values(both) == [0, 1, 5, 6, 7] and both.cardinality() == len(both) == 5
+    assert values(both) == [0, 1, 5, 6, 7]                            # re-iterable
+    assert a.concatenate(b.repeat()).cardinality() == -1
+    assert a.concatenate(b.filter(lambda x: x > 5)).cardinality() == -2
+    with pytest.raises(TypeError, match=r"concatenate: the datasets' elements differ: int64 "
+                                        r"then float64.*eg.cast"):
+        list(a.concatenate(Dataset.from_tensor_slices(np.arange(2.0))))
+    pairs = Dataset.from_tensor_slices((np.arange(2), np.arange(2)))
+    with pytest.raises(TypeError, match="elements differ"):
+        list(pairs.concatenate(a))
+    with pytest.raises(TypeError, match="concatenate takes a Dataset"):
+        a.concatenate([1, 2])

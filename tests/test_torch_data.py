@@ -244,3 +244,23 @@ def test_default_collate_errors_name_the_problem():
         default_collate([None, None])
     with pytest.raises(TypeError, match="dtype <U1"):
         default_collate([np.array(["a"]), np.array(["b"])])
+
+
+def test_concat_dataset_indexes_across_its_parts_as_torch():
+    first = TensorDataset(np.arange(3.0), np.arange(3))
+    second = TensorDataset(np.arange(10.0, 12.0), np.arange(10, 12))
+    joined = eg.utils.data.ConcatDataset([first, second])
+    theirs = torch.utils.data.ConcatDataset([
+        torch.utils.data.TensorDataset(torch.arange(3.0), torch.arange(3)),
+        torch.utils.data.TensorDataset(torch.arange(10.0, 12.0), torch.arange(10, 12))])
+    assert len(joined) == len(theirs) == 5
+    assert joined.cumulative_sizes == theirs.cumulative_sizes == [3, 5]
+    for i in list(range(5)) + [-1, -5]:
+        assert [t.item() for t in joined[i]] == [t.item() for t in theirs[i]]
+    assert len(first + second) == 5 and (first + second)[3][0].item() == 10.0
+    batches = [x.tolist() for x, _ in eg.utils.data.DataLoader(joined, batch_size=2)]
+    assert batches == [[0.0, 1.0], [2.0, 10.0], [11.0]]
+    with pytest.raises(IndexError, match="index 5 is out of range for 5 samples"):
+        joined[5]
+    with pytest.raises(TypeError, match=r"item 1 \(int\) is not a map-style dataset"):
+        eg.utils.data.ConcatDataset([first, 3])

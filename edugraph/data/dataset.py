@@ -86,6 +86,47 @@ class Dataset:
         r = range(*args)
         return Dataset(lambda: (Tensor(np.array(i)) for i in r), len(r))
 
+    @staticmethod
+    def zip(*datasets):
+        """Elements of several datasets side by side: ``Dataset.zip((images, labels))`` (or
+        ``Dataset.zip(images, labels)``) yields ``(image, label)`` pairs, a dict of datasets
+        dicts; it ends with the shortest dataset, as Python's ``zip``."""
+        structure = datasets[0] if len(datasets) == 1 and isinstance(datasets[0], (tuple, dict)) \
+            else datasets
+        parts = list(structure.values()) if isinstance(structure, dict) else list(structure)
+        if not parts or not all(isinstance(d, Dataset) for d in parts):
+            raise TypeError(f"Dataset.zip takes datasets, as a tuple or dict of them "
+                            f"(Dataset.zip((images, labels))); got {structure!r}.")
+
+        def iterate():
+            for elements in zip(*(d._make_iterator() for d in parts)):
+                yield dict(zip(structure, elements)) if isinstance(structure, dict) else elements
+        sizes = [d._cardinality for d in parts]
+        finite = [n for n in sizes if n >= 0]
+        card = min(finite) if finite and (UNKNOWN_CARDINALITY not in sizes or 0 in finite) else \
+            UNKNOWN_CARDINALITY if UNKNOWN_CARDINALITY in sizes else INFINITE_CARDINALITY
+        return Dataset(iterate, card)
+
+    def concatenate(self, dataset):
+        """This dataset's elements, then ``dataset``'s, which must have the same structure and
+        dtypes (checked on the first element of each, when iterating)."""
+        if not isinstance(dataset, Dataset):
+            raise TypeError(f"concatenate takes a Dataset, got {type(dataset).__name__}.")
+
+        def iterate():
+            first = None
+            for element in self._make_iterator():
+                first = element if first is None else first
+                yield element
+            for i, element in enumerate(dataset._make_iterator()):
+                if i == 0 and first is not None:
+                    _check_same_kind(first, element)
+                yield element
+        a, b = self._cardinality, dataset._cardinality
+        card = INFINITE_CARDINALITY if INFINITE_CARDINALITY in (a, b) else \
+            a + b if a >= 0 and b >= 0 else UNKNOWN_CARDINALITY
+        return Dataset(iterate, card)
+
     # ------------------------------------------------------------------ steps
     def map(self, fn, num_parallel_calls=None):
         """``fn(element)`` for each element (tuples are unpacked into arguments, as in TF);
@@ -252,6 +293,19 @@ class Dataset:
 
     def __repr__(self):
         return f"<Dataset cardinality={self._cardinality}>"
+
+
+def _check_same_kind(first, other):
+    """Elements of a concatenation must have one structure and one dtype per component."""
+    def kind(element):
+        leaves = [np.dtype(_host(leaf).dtype) for leaf in flatten(element)]
+        return map_structure(lambda _: None, element), leaves
+    if kind(first) != kind(other):
+        def describe(element):
+            return map_structure(lambda leaf: f"{_host(leaf).dtype}", element)
+        raise TypeError(f"concatenate: the datasets' elements differ: {describe(first)} then "
+                        f"{describe(other)}. Both need the same structure and dtypes: cast one "
+                        "first, e.g. ds.map(lambda x: eg.cast(x, eg.float32)).")
 
 
 def _components(structure):

@@ -13,6 +13,7 @@ The loader reads the samples in the main process, one batch after another. ``num
 example runs as written: in PyTorch they change how fast batches arrive (worker processes,
 page-locked memory for copies to a GPU), not which batches arrive.
 """
+import bisect
 import math
 import numbers
 import warnings
@@ -24,7 +25,7 @@ from ..errors import ShapeError
 from ..ops import random as _random
 from ..tensor import Tensor, from_numpy, tensor
 
-__all__ = ["Dataset", "TensorDataset", "Subset", "random_split", "DataLoader",
+__all__ = ["Dataset", "TensorDataset", "ConcatDataset", "Subset", "random_split", "DataLoader",
            "default_collate"]
 
 
@@ -39,6 +40,10 @@ class Dataset:
     def __len__(self):
         raise NotImplementedError(f"{type(self).__name__} must define __len__(), the number "
                                   "of samples.")
+
+    def __add__(self, other):
+        """``train_set + extra_set``: one dataset with the samples of both."""
+        return ConcatDataset([self, other])
 
 
 class TensorDataset(Dataset):
@@ -79,6 +84,33 @@ def _as_tensor(data):
     if isinstance(data, np.ndarray):
         return from_numpy(data)
     return tensor(data, device="cpu:0")
+
+
+class ConcatDataset(Dataset):
+    """The samples of several datasets one after another: sample ``len(a)`` of
+    ``ConcatDataset([a, b])`` is ``b[0]``."""
+
+    def __init__(self, datasets):
+        self.datasets = list(datasets)
+        if not self.datasets:
+            raise ValueError("ConcatDataset needs at least one dataset.")
+        for i, d in enumerate(self.datasets):
+            if not hasattr(d, "__getitem__") or not hasattr(d, "__len__"):
+                raise TypeError(f"ConcatDataset: item {i} ({type(d).__name__}) is not a map-"
+                                "style dataset (with __getitem__ and __len__).")
+        self.cumulative_sizes = np.cumsum([len(d) for d in self.datasets]).tolist()
+
+    def __getitem__(self, index):
+        n = len(self)
+        if not -n <= index < n:
+            raise IndexError(f"ConcatDataset: index {index} is out of range for {n} samples.")
+        index %= n
+        which = bisect.bisect_right(self.cumulative_sizes, index)
+        start = self.cumulative_sizes[which - 1] if which else 0
+        return self.datasets[which][index - start]
+
+    def __len__(self):
+        return self.cumulative_sizes[-1]
 
 
 class Subset(Dataset):
