@@ -22,9 +22,10 @@ import numpy as np
 
 from ..errors import InvalidArgumentError, ShapeError
 from ..graph.core import name_scope
+from ..graph.shapes import broadcast
 from ..ops.activation import log_softmax, softplus
 from ..ops.base import Op, apply, as_tensors, rank_known
-from ..ops.math import abs, cast, clip, log, square, to_float
+from ..ops.math import Elementwise, abs, cast, clip, log, maximum, square, to_float
 from ..ops.math import where as select   # (`where` names the calling function in messages)
 from ..ops.reduce import reduce_mean, reduce_sum
 from ..ops.shape import expand_dims, one_hot
@@ -215,6 +216,30 @@ def sigmoid_cross_entropy_with_logits(labels, logits):
     labels, logits = _labels_and_predictions(labels, logits)
     _check_same_shape(labels, logits, "sigmoid_cross_entropy_with_logits")
     return softplus(logits) - logits * labels
+
+
+class BinaryCrossEntropy(Elementwise):
+    r"""PyTorch's ``binary_cross_entropy`` of probabilities (Keras's clips them instead):
+    $-(y \log p + (1 - y) \log(1 - p))$ with each log clamped to at least −100,
+    so that $p = 0$ or $1$ gives a loss of 100, not ∞. The gradient is PyTorch's too,
+    $\frac{p - y}{\max(p\,(1 - p),\ \epsilon)}$: huge but finite where $p$ is 0 or 1, where the
+    clamps' flat side would give 0 and a saturated $p$ would never move."""
+
+    name = "binary_cross_entropy"
+    epsilon = float(np.float32(1e-12))      # PyTorch's is a C float: 1e-12 rounded to float32
+
+    def forward(self, xp, p, y):
+        with np.errstate(divide="ignore"):              # log(0) = -inf, then clamped
+            return (y - 1) * xp.maximum(xp.log1p(-p), -100) - y * xp.maximum(xp.log(p), -100)
+
+    def static_shape(self, p, y):
+        """In a graph: the broadcast of both shapes (a placeholder's unknown sizes included)."""
+        return broadcast([p.shape, y.shape], self.name), p.dtype
+
+    def backward(self, grad, out, p, y):
+        # the target's gradient is PyTorch's, −logit(p), unclamped: ±∞ where p is 1 or 0
+        return (grad * (p - y) / maximum((1 - p) * p, self.epsilon),
+                grad * -log(p / (1 - p)) if y.requires_grad else None)
 
 
 # ----------------------------------------------------------------------------- TF1: the mean

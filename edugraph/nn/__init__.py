@@ -11,8 +11,9 @@
   (activations, ``Dropout``, ``Flatten``; ``MaxPool2d`` and ``AvgPool2d`` transpose PyTorch's
   NCHW images to Keras's NHWC and back). All start in training mode, as PyTorch's modules do,
   and print as PyTorch prints them. ``Sequential`` is Keras's with PyTorch's habits;
-* PyTorch's loss modules, ``CrossEntropyLoss``, ``NLLLoss``, ``MSELoss``, ``L1Loss``, and
-  ``torch.nn.functional`` as ``eg.nn.functional`` (``import edugraph.nn.functional as F``).
+* PyTorch's loss modules, ``CrossEntropyLoss``, ``NLLLoss``, ``BCELoss``, ``BCEWithLogitsLoss``,
+  ``MSELoss``, ``L1Loss``, and ``torch.nn.functional`` as ``eg.nn.functional`` (``import
+  edugraph.nn.functional as F``).
 """
 import itertools
 import math
@@ -642,27 +643,56 @@ class _Loss(Module):
 
 class CrossEntropyLoss(_Loss):
     """``nn.CrossEntropyLoss()(logits, class_ids)``: softmax cross-entropy from logits (see
-    ``functional.cross_entropy``; ``weight`` per class, ``label_smoothing``)."""
+    ``functional.cross_entropy``; ``weight`` per class, ``ignore_index``, ``label_smoothing``)."""
 
-    def __init__(self, weight=None, *, reduction="mean", label_smoothing=0.0):
+    def __init__(self, weight=None, *, ignore_index=-100, reduction="mean", label_smoothing=0.0):
         super().__init__(reduction)
-        self.weight, self.label_smoothing = weight, label_smoothing
+        self.weight, self.ignore_index = weight, ignore_index
+        self.label_smoothing = label_smoothing
 
     def forward(self, input, target):
         return functional.cross_entropy(input, target, self.weight, self.reduction,
-                                        self.label_smoothing)
+                                        self.label_smoothing, ignore_index=self.ignore_index)
 
 
 class NLLLoss(_Loss):
     """``nn.NLLLoss()(log_probs, class_ids)``: the negative log-likelihood of the target
-    classes, from log-probabilities (see ``functional.nll_loss``; ``weight`` per class)."""
+    classes, from log-probabilities (see ``functional.nll_loss``; ``weight`` per class,
+    ``ignore_index``)."""
+
+    def __init__(self, weight=None, *, ignore_index=-100, reduction="mean"):
+        super().__init__(reduction)
+        self.weight, self.ignore_index = weight, ignore_index
+
+    def forward(self, input, target):
+        return functional.nll_loss(input, target, self.weight, self.reduction,
+                                   ignore_index=self.ignore_index)
+
+
+class BCELoss(_Loss):
+    """``nn.BCELoss()(probabilities, targets)``: binary cross-entropy of a sigmoid's outputs
+    (see ``functional.binary_cross_entropy``; ``weight`` rescales each element)."""
 
     def __init__(self, weight=None, *, reduction="mean"):
         super().__init__(reduction)
         self.weight = weight
 
     def forward(self, input, target):
-        return functional.nll_loss(input, target, self.weight, self.reduction)
+        return functional.binary_cross_entropy(input, target, self.weight, self.reduction)
+
+
+class BCEWithLogitsLoss(_Loss):
+    """``nn.BCEWithLogitsLoss(pos_weight=...)(logits, targets)``: binary cross-entropy from
+    logits, stably (see ``functional.binary_cross_entropy_with_logits``; ``weight`` rescales
+    each element, ``pos_weight`` the positives of each class)."""
+
+    def __init__(self, weight=None, *, reduction="mean", pos_weight=None):
+        super().__init__(reduction)
+        self.weight, self.pos_weight = weight, pos_weight
+
+    def forward(self, input, target):
+        return functional.binary_cross_entropy_with_logits(
+            input, target, self.weight, self.reduction, pos_weight=self.pos_weight)
 
 
 class MSELoss(_Loss):

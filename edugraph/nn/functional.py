@@ -10,30 +10,33 @@ in_channels, kH, kW); ``cross_entropy`` and ``nll_loss`` find the classes in dim
 ``(N, C)`` or ``(N, C, d1, ...)``, where TF puts them last.
 """
 import math
+import numbers
 
 import numpy as np
 
 from ..context import no_grad
 from ..errors import ShapeError
 from ..layers.normalization import batch_normalization
-from ..losses import _check_class_ids, _compatible, softmax_cross_entropy_with_logits
+from ..losses import BinaryCrossEntropy, _check_class_ids, _compatible
+from ..losses import softmax_cross_entropy_with_logits
 from ..losses import _labels_and_predictions, weighted_log_probs
 from ..ops import activation as _activation, conv as _conv
 from ..ops.activation import (  # noqa: F401  (PyTorch's arguments already)
     elu, relu, sigmoid, tanh)
-from ..ops.base import as_tensor
+from ..ops.base import apply, as_tensor, rank_known
 from ..ops.linalg import matmul
 from ..ops.math import abs, cast, square, to_float
 from ..ops.math import where as select   # (`where` names the calling function in messages)
 from ..ops.reduce import moments, reduce_mean, reduce_sum
-from ..ops.shape import gather, reshape, transpose
+from ..ops.shape import expand_dims, gather, reshape, transpose
 from ..ops.shape import one_hot as _one_hot
 from ..tensor import Tensor, tensor
 from ..variable import Variable
 
 __all__ = ["relu", "leaky_relu", "elu", "softplus", "sigmoid", "tanh", "softmax", "log_softmax",
            "dropout", "linear", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
-           "batch_norm", "one_hot", "cross_entropy", "nll_loss", "mse_loss", "l1_loss"]
+           "batch_norm", "one_hot", "cross_entropy", "nll_loss", "binary_cross_entropy",
+           "binary_cross_entropy_with_logits", "mse_loss", "l1_loss"]
 
 REDUCTIONS = ("mean", "sum", "none")
 
@@ -231,13 +234,16 @@ def one_hot(tensor, num_classes=-1):
 
 
 # ----------------------------------------------------------------------------- losses
-def cross_entropy(input, target, weight=None, reduction="mean", label_smoothing=0.0):
+def cross_entropy(input, target, weight=None, reduction="mean", label_smoothing=0.0,
+                  ignore_index=-100):
     r"""Softmax cross-entropy from logits ``input`` (classes in dimension 1) and ``target``:
     integer class ids of shape (N,) (or (N, d1, ...)), or float class probabilities shaped
     like ``input``. Per example $-\sum_k q_k \log\mathrm{softmax}(x)_k$, where $q$ is the
     one-hot target, smoothed to $(1-\varepsilon) q + \varepsilon / C$ by ``label_smoothing``
     and scaled per class by ``weight``; the weighted mean divides by the summed weights of the
-    target classes, as PyTorch's does."""
+    target classes, as PyTorch's does. A class id equal to ``ignore_index`` (padding, say)
+    gives no loss and no gradient, and the mean leaves it out (nan if all are left out, as in
+    PyTorch)."""
     check_reduction(reduction, "cross_entropy")
     if not 0 <= label_smoothing <= 1:
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got "
@@ -247,11 +253,16 @@ def cross_entropy(input, target, weight=None, reduction="mean", label_smoothing=
     target = target if isinstance(target, Tensor) else tensor(target, device=logits.device)
     class_ids = target.dtype.kind in "iu"
     if class_ids:
-        target = _check_class_id_target(
-            target, logits, input, "cross_entropy", " For one-hot or probability targets use "
-            "a float tensor shaped like the input (target.float()).")
+        target, kept = _class_id_target(
+            target, logits, input, ignore_index, "cross_entropy", " For one-hot or "
+            "probability targets use a float tensor shaped like the input (target.float()).")
         labels = _one_hot(target, num_classes, logits.dtype)
     elif target.dtype.kind == "f":
+        if ignore_index != -100:
+            raise ValueError(
+                "cross_entropy: ignore_index works with class-id targets only (PyTorch "
+                "refuses it for probability targets too). To leave examples out, take "
+                "reduction='none' and average the losses you keep.")
         if not _compatible(target.shape, input.shape):
             raise ShapeError(
                 f"cross_entropy: a float target holds class probabilities and must be shaped "
@@ -266,29 +277,78 @@ def cross_entropy(input, target, weight=None, reduction="mean", label_smoothing=
     if weight is not None:
         weight = _class_weights(weight, num_classes, logits, "cross_entropy")
         labels = labels * weight
+    if class_ids:
+        if kept is not None:    # an ignored example's row of labels is all 0: no loss, no gradient
+            labels = labels * expand_dims(kept, -1)
+        counts = _example_counts(kept, weight, target)
     losses = softmax_cross_entropy_with_logits(labels, logits)
-    return _reduced(losses, reduction, weight if class_ids else None, target)
+    return _reduced(losses, reduction, counts if class_ids else None)
 
 
-def nll_loss(input, target, weight=None, reduction="mean"):
+def nll_loss(input, target, weight=None, reduction="mean", ignore_index=-100):
     r"""The negative log-likelihood $-w_y\, x_y$ of each example's target class $y$, from
     log-probabilities ``input`` (classes in dimension 1: ``F.log_softmax(x, dim=1)``) and
     integer class ids ``target``. ``F.cross_entropy(x, y)`` is
     ``F.nll_loss(F.log_softmax(x, dim=1), y)``; the weighted mean divides by the summed
-    weights of the target classes, as PyTorch's does."""
+    weights of the target classes, as PyTorch's does, and leaves out the examples whose id is
+    ``ignore_index``."""
     check_reduction(reduction, "nll_loss")
     log_probs = _classes_last(to_float(input))
     target = target if isinstance(target, Tensor) else tensor(target, device=log_probs.device)
     if target.dtype.kind not in "iu":
         raise TypeError(f"nll_loss: the target must hold integer class ids, not {target.dtype} "
                         "values (target.long()).")
-    target = _check_class_id_target(target, log_probs, input, "nll_loss")
+    target, kept = _class_id_target(target, log_probs, input, ignore_index, "nll_loss")
     picked = _one_hot(target, log_probs.shape[-1], log_probs.dtype)
+    if kept is not None:
+        picked = picked * expand_dims(kept, -1)
     if weight is not None:
         weight = _class_weights(weight, log_probs.shape[-1], log_probs, "nll_loss")
         picked = picked * weight
-    return _reduced(-reduce_sum(weighted_log_probs(picked, log_probs), -1), reduction, weight,
-                    target)
+    return _reduced(-reduce_sum(weighted_log_probs(picked, log_probs), -1), reduction,
+                    _example_counts(kept, weight, target))
+
+
+def binary_cross_entropy(input, target, weight=None, reduction="mean"):
+    r"""Binary cross-entropy of probabilities ``input`` (a sigmoid's outputs) and targets in
+    [0, 1] of the same shape: $-w\,(y \log p + (1 - y) \log(1 - p))$ for each element, each
+    log clamped to at least −100 as in PyTorch (see ``BinaryCrossEntropy``); ``weight``
+    rescales each element's loss and broadcasts to the input's shape. Eagerly, probabilities
+    outside [0, 1] are refused, as PyTorch refuses them (a graph's are unknown until it runs).
+    From logits, ``binary_cross_entropy_with_logits`` is more accurate."""
+    input, target = _same_shape(input, target, "binary_cross_entropy", reduction)
+    if input.graph is None:
+        values = input._value                   # (checked where they live: one bool comes back)
+        outside = ~((values >= 0) & (values <= 1))          # (nan is outside too)
+        if outside.any():
+            raise ValueError(
+                f"binary_cross_entropy: all elements of input should be between 0 and 1 "
+                f"(probabilities), but the input holds {float(values[outside][0]):g}. Logits? Use "
+                "binary_cross_entropy_with_logits (nn.BCEWithLogitsLoss), or apply a sigmoid "
+                "first.")
+    losses = apply(BinaryCrossEntropy(), input, target)
+    if weight is not None:
+        losses = losses * _rescaling(weight, input, "binary_cross_entropy")
+    return _reduced(losses, reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean",
+                                     pos_weight=None):
+    r"""Binary cross-entropy of $\sigma(x)$ for logits ``input`` and targets in [0, 1] of the
+    same shape: $-w\,(p_c\, y \log\sigma(x) + (1 - y) \log(1 - \sigma(x)))$ for each element,
+    ``pos_weight`` $p_c$ weighing the positives of each class (the last dimension) and
+    ``weight`` rescaling each element (both broadcast to the input's shape). The logs are
+    softplus, $-\log\sigma(x) = \mathrm{softplus}(-x)$ and $-\log(1 - \sigma(x)) =
+    \mathrm{softplus}(x)$, never ``log(sigmoid(x))``: finite for any logit, no cancellation
+    in either tail, and the gradient $(1 - y)\,\sigma(x) - p_c\, y\, \sigma(-x)$ ($\sigma(x) -
+    y$ without ``pos_weight``) is as right at 0 as at ±100."""
+    input, target = _same_shape(input, target, "binary_cross_entropy_with_logits", reduction)
+    positives = target if pos_weight is None else target * _rescaling(
+        pos_weight, input, "binary_cross_entropy_with_logits", "pos_weight")
+    losses = (1 - target) * _activation.softplus(input) + positives * _activation.softplus(-input)
+    if weight is not None:
+        losses = losses * _rescaling(weight, input, "binary_cross_entropy_with_logits")
+    return _reduced(losses, reduction)
 
 
 def mse_loss(input, target, reduction="mean"):
@@ -310,13 +370,17 @@ def check_reduction(reduction, where):
     return reduction
 
 
-def _reduced(losses, reduction, class_weight=None, class_ids=None):
-    """The mean, sum or each of ``losses``; a mean weighted by ``class_weight`` divides by the
-    weights of the examples' classes, ``class_ids``."""
+def _reduced(losses, reduction, counted=None):
+    """The mean, sum or each of ``losses``. Class-id losses may give ``counted``, what each
+    example counts for in the mean (``_example_counts``). If none counts, the mean is nan, as
+    PyTorch's, and its gradient 0, as PyTorch's (the division takes 1 for 0 there: 0/0 would
+    give the gradient 0 · ∞ = nan)."""
     if reduction == "mean":
-        if class_weight is not None:
-            return reduce_sum(losses) / reduce_sum(gather(class_weight, class_ids))
-        return reduce_mean(losses)
+        if counted is None:
+            return reduce_mean(losses)
+        total = reduce_sum(counted)
+        some = total != 0
+        return select(some, reduce_sum(losses) / select(some, total, 1.0), math.nan)
     return reduce_sum(losses) if reduction == "sum" else losses
 
 
@@ -334,15 +398,34 @@ def _same_shape(input, target, where, reduction):
     return input, target
 
 
-def _check_class_id_target(target, logits, input, where, hint=""):
-    """``target`` once checked to hold one valid class id per example (its shape is
-    ``logits``' without the classes); in a graph, the node that checks them when it runs."""
+def _class_id_target(target, logits, input, ignore_index, where, hint=""):
+    """``target``'s class ids, one per example (its shape is ``logits``' without the
+    classes), once checked, with each ``ignore_index`` read as class 0; and ``kept``, 1.0 for
+    each example that counts, 0.0 for each ignored one (None when, eagerly, none is ignored).
+    In a graph, a node checks the ids when it runs."""
     if not _compatible(target.shape, logits.shape[:-1]):
         raise ShapeError(
             f"{where}: the target of shape {tuple(target.shape)} should hold one class id for "
             f"each example of the input {tuple(input.shape)} (classes in dimension 1), i.e. "
             f"have shape {tuple(logits.shape[:-1])}.{hint}")
-    return _check_class_ids(target, logits.shape[-1], where)
+    if not isinstance(ignore_index, numbers.Integral):
+        raise TypeError(f"{where}: ignore_index must be an int class id, got {ignore_index!r}.")
+    if target.graph is None and not (target._value == ignore_index).any():
+        return _check_class_ids(target, logits.shape[-1], where), None     # (the usual case)
+    target = cast(target, "int64")      # (a uint8 target cannot be compared with -100)
+    kept = target != ignore_index
+    ids = _check_class_ids(select(kept, target, 0), logits.shape[-1],
+                           f"{where} with ignore_index={ignore_index}")
+    return ids, cast(kept, logits.dtype)
+
+
+def _example_counts(kept, weight, ids):
+    """What each example counts for in a mean: its class's weight (or 1), 0 if its target is
+    ignored (``kept`` 0); None when every example counts 1."""
+    counts = None if weight is None else gather(weight, ids)
+    if kept is not None:
+        counts = kept if counts is None else counts * kept
+    return counts
 
 
 def _classes_last(x):
@@ -358,3 +441,26 @@ def _class_weights(weight, num_classes, logits, where):
         raise ShapeError(f"{where}: weight must hold one number per class, shape "
                          f"({num_classes},), but it has shape {tuple(weight.shape)}.")
     return cast(weight, logits.dtype)
+
+
+def _rescaling(weight, input, where, name="weight"):
+    """``weight`` as a tensor of the input's dtype, once checked to broadcast to the input's
+    shape. One that would enlarge it is refused, as in PyTorch: a (N, 1) weight on (N,)
+    losses would make (N, N) of them."""
+    if not isinstance(weight, Tensor):
+        weight = tensor(weight, dtype=input.dtype, device=input.device)
+    if not _broadcasts_to(weight.shape, input.shape):
+        raise ShapeError(
+            f"{where}: {name} of shape {tuple(weight.shape)} must broadcast to the input's "
+            f"shape {tuple(input.shape)}: a weight for each element, or fewer that repeat "
+            "(one for each class of the last dimension: shape (num_classes,)).")
+    return cast(weight, input.dtype)
+
+
+def _broadcasts_to(shape, full):
+    """Does ``shape`` broadcast to ``full`` without enlarging it? An unknown size (None) or
+    rank fits any."""
+    if not (rank_known(shape) and rank_known(full)):
+        return True
+    return len(shape) <= len(full) and all(m in (1, None) or n in (m, None)
+                                           for m, n in zip(shape[::-1], full[::-1]))
