@@ -10,7 +10,7 @@ from .core import (Activation, Add, Concatenate, Dense, Dropout, Flatten, LeakyR
                    Reshape, Softmax)
 from .embedding import Embedding
 from .normalization import BatchNormalization, LayerNormalization
-from .recurrent import LSTMCell
+from .recurrent import GRU, GRUCell, LSTM, LSTMCell, RNN, SimpleRNN, SimpleRNNCell
 from ..nn.module import KerasTensor, Module as Layer
 
 Convolution2D, MaxPool2D, AvgPool2D = Conv2D, MaxPooling2D, AveragePooling2D
@@ -18,7 +18,8 @@ Convolution2D, MaxPool2D, AvgPool2D = Conv2D, MaxPooling2D, AveragePooling2D
 __all__ = ["Layer", "KerasTensor", "Dense", "Activation", "ReLU", "Softmax", "LeakyReLU",
            "Flatten", "Reshape", "Dropout", "Add", "Concatenate", "Conv2D", "Convolution2D",
            "MaxPooling2D", "MaxPool2D", "AveragePooling2D", "AvgPool2D", "GlobalAveragePooling2D",
-           "BatchNormalization", "LayerNormalization", "Embedding", "LSTMCell", "activations",
+           "BatchNormalization", "LayerNormalization", "Embedding", "SimpleRNNCell", "LSTMCell",
+           "GRUCell", "RNN", "SimpleRNN", "LSTM", "GRU", "activations",
            "dense", "conv2d", "max_pooling2d", "average_pooling2d", "flatten", "dropout",
            "batch_normalization"]
 
