@@ -6,7 +6,9 @@
 * PyTorch's modules, with PyTorch's parameters, so that a state dict has PyTorch's names and
   shapes: ``Linear`` (``weight`` (out, in)), ``Conv2d`` (``weight`` (out, in, kH, kW)) and
   their ``Lazy`` forms, which compute with ``functional`` as PyTorch's do; ``BatchNorm1d`` /
-  ``2d`` with PyTorch's running statistics; ``Parameter``, ``ModuleList``, ``nn.init``.
+  ``2d`` with PyTorch's running statistics; ``Parameter``, ``ModuleList``, ``nn.init``;
+  the recurrent ``RNN``, ``LSTM``, ``GRU`` and their one-step ``RNNCell``, ``LSTMCell``,
+  ``GRUCell`` (``weight_ih_l0``... in ``recurrent.py``).
   Modules without parameters are the Keras layers in ``eg.layers`` under PyTorch's names
   (activations, ``Dropout``, ``Flatten``; ``MaxPool2d`` and ``AvgPool2d`` transpose PyTorch's
   NCHW images to Keras's NHWC and back). All start in training mode, as PyTorch's modules do,
@@ -713,3 +715,7 @@ class L1Loss(_Loss):
 
     def forward(self, input, target):
         return functional.l1_loss(input, target, self.reduction)
+
+
+# (last: recurrent.py makes its parameters with _parameter, above)
+from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell  # noqa: E402,F401
