@@ -277,12 +277,12 @@ def cross_entropy(input, target, weight=None, reduction="mean", label_smoothing=
     if weight is not None:
         weight = _class_weights(weight, num_classes, logits, "cross_entropy")
         labels = labels * weight
-    if class_ids:
-        if kept is not None:    # an ignored example's row of labels is all 0: no loss, no gradient
-            labels = labels * expand_dims(kept, -1)
-        counts = _example_counts(kept, weight, target)
+    if class_ids and kept is not None:  # an ignored example's labels are 0: no loss, no gradient
+        labels = labels * expand_dims(kept, -1)
     losses = softmax_cross_entropy_with_logits(labels, logits)
-    return _reduced(losses, reduction, counts if class_ids else None)
+    if not class_ids:
+        return _reduced(losses, reduction)
+    return _reduced(losses, reduction, kept, weight, target)
 
 
 def nll_loss(input, target, weight=None, reduction="mean", ignore_index=-100):
@@ -305,8 +305,8 @@ def nll_loss(input, target, weight=None, reduction="mean", ignore_index=-100):
     if weight is not None:
         weight = _class_weights(weight, log_probs.shape[-1], log_probs, "nll_loss")
         picked = picked * weight
-    return _reduced(-reduce_sum(weighted_log_probs(picked, log_probs), -1), reduction,
-                    _example_counts(kept, weight, target))
+    return _reduced(-reduce_sum(weighted_log_probs(picked, log_probs), -1), reduction, kept,
+                    weight, target)
 
 
 def binary_cross_entropy(input, target, weight=None, reduction="mean"):
@@ -370,12 +370,14 @@ def check_reduction(reduction, where):
     return reduction
 
 
-def _reduced(losses, reduction, counted=None):
-    """The mean, sum or each of ``losses``. Class-id losses may give ``counted``, what each
-    example counts for in the mean (``_example_counts``). If none counts, the mean is nan, as
+def _reduced(losses, reduction, kept=None, class_weight=None, class_ids=None):
+    """The mean, sum or each of ``losses``. For class-id losses, the mean counts each example
+    as its class's weight (``class_weight`` at ``class_ids``), and not at all where ``kept``
+    is 0 (an ignored target): ``_example_counts``. If none counts, the mean is nan, as
     PyTorch's, and its gradient 0, as PyTorch's (the division takes 1 for 0 there: 0/0 would
     give the gradient 0 · ∞ = nan)."""
     if reduction == "mean":
+        counted = _example_counts(kept, class_weight, class_ids)
         if counted is None:
             return reduce_mean(losses)
         total = reduce_sum(counted)
