@@ -1,0 +1,112 @@
+"""Reading a student's answer: each reader turns what the notebook holds into a plain value, or
+refuses it with a sentence that says what form was expected (never a traceback).
+
+A reader is called as ``reader(value, name)``; it returns the plain value or raises
+``WrongForm``. The answer ``...`` or ``None`` never reaches a reader: the runner reads it as
+"not attempted yet".
+"""
+import numbers
+
+import numpy as np
+
+from ..tensor import Tensor
+
+
+class WrongForm(Exception):
+    """The answer is not of the form the exercise asks for; the message says what to change."""
+
+
+def _describe(value):
+    """A few words for what the student gave: 'a list of 2 items', 'a str', 'a Tensor'."""
+    if isinstance(value, (list, tuple)):
+        return f"a {type(value).__name__} of {len(value)} items"
+    if isinstance(value, np.ndarray):
+        return f"a numpy array of shape {value.shape}"
+    if isinstance(value, Tensor):
+        return f"a tensor of shape {tuple(value.shape)}"
+    return f"a {type(value).__name__} ({value!r:.40})"
+
+
+def _host_array(value, name):
+    """An eager tensor, a Variable or array-like data as a float64 numpy array."""
+    if isinstance(value, Tensor):
+        if value.graph is not None:
+            raise WrongForm(
+                f"{name} is a symbolic tensor of a graph ({value.name}): it has no value until "
+                "a Session runs it. Give the value instead, e.g. sess.run(...).")
+        value = value.numpy()
+    if isinstance(value, (str, bytes)):
+        raise WrongForm(f"{name} is text ({value!r:.40}); write the number itself, without "
+                        "quotes.")
+    if isinstance(value, (bool, np.bool_)):
+        raise WrongForm(f"{name} is {value}, a yes/no value; a number is asked for.")
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise WrongForm(f"{name} is {_describe(value)}, which is not made of numbers.") from None
+    if not np.isfinite(array).all():
+        raise WrongForm(f"{name} holds nan or inf: the computation behind it diverged or "
+                        "divided by zero.")
+    return array
+
+
+def number(value, name):
+    """One real number: an int or float, a numpy scalar, or a tensor or array of one value."""
+    if isinstance(value, complex):
+        raise WrongForm(f"{name} is a complex number; a real number is asked for.")
+    if isinstance(value, (list, tuple)):
+        raise WrongForm(f"{name} should be one number, not {_describe(value)}.")
+    array = _host_array(value, name)
+    if array.size != 1:
+        raise WrongForm(f"{name} should be one number, not {_describe(value)}.")
+    return float(array.reshape(()))
+
+
+def whole_number(value, name):
+    """A count: a whole number (an int, or a float such as 3.0)."""
+    x = number(value, name)
+    if x != round(x):
+        raise WrongForm(f"{name} is {x:g}; a whole number (a count) is asked for.")
+    return int(round(x))
+
+
+def array(value, name):
+    """Numbers of any shape (a list, a numpy array, an eager tensor) as a float64 array."""
+    return _host_array(value, name)
+
+
+def function(value, name):
+    """Something to call: a function (or a class) the student wrote."""
+    if not callable(value):
+        raise WrongForm(f"{name} should be a function you define with def (or a class); it is "
+                        f"{_describe(value)}.")
+    return value
+
+
+def choice(*options):
+    """A reader for one of a few named options, e.g. ``choice("x", "y", "both")``."""
+    def read(value, name):
+        if value not in options:
+            listed = ", ".join(repr(o) for o in options)
+            raise WrongForm(f"{name} should be one of {listed}; it is {_describe(value)}.")
+        return value
+    read.__doc__ = f"One of {options}."
+    return read
+
+
+def close(got, expected, rtol=1e-6, atol=1e-9):
+    """Whether two answers agree: numbers and arrays to a tolerance (arrays need the same
+    shape), other values exactly. Dicts and tuples agree when every part does."""
+    if isinstance(expected, dict):
+        return (isinstance(got, dict) and got.keys() >= expected.keys()
+                and all(close(got[k], expected[k], rtol, atol) for k in expected))
+    if isinstance(expected, tuple) and not isinstance(expected, np.ndarray):
+        return (isinstance(got, tuple) and len(got) == len(expected)
+                and all(close(g, e, rtol, atol) for g, e in zip(got, expected)))
+    if isinstance(expected, (numbers.Real, np.ndarray)) and not isinstance(expected, bool):
+        try:
+            got, expected = np.asarray(got, dtype=np.float64), np.asarray(expected, np.float64)
+        except (TypeError, ValueError):
+            return False
+        return got.shape == expected.shape and np.allclose(got, expected, rtol=rtol, atol=atol)
+    return got == expected

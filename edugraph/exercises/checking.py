@@ -1,0 +1,224 @@
+"""One mechanism checks every exercise: the exercise is data, ``Exercise.verify`` runs it.
+
+An exercise names what the student sets (``reads``), computes its reference answer (with
+edugraph or numpy, never a pasted number) and lists known mistakes, each a predicate on the
+answer with the hint it earns. Checking an answer goes:
+
+1. not attempted (a name still ``...``, ``None`` or unset, or the stub's
+   ``NotImplementedError``)  →  one friendly line;
+2. read each name into a plain value; a wrong form (a list for a number...) → what to change;
+3. right (close to the reference) → one line saying what was verified;
+4. a known mistake → its hint;
+5. anything else → the form that was expected, and which names are right, never the value.
+
+Anything short of right raises ``ExerciseNotPassed``, an ``AssertionError``: nbgrader gives
+a check cell its points only when it runs without an error. IPython shows the exception's
+``_render_traceback_()`` instead of a traceback, so the student reads one line.
+"""
+import importlib
+import os
+import sys
+import traceback
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from .answers import WrongForm, close
+
+
+class ExerciseNotPassed(AssertionError):
+    """An exercise that is not (yet) right. Its whole message is one line for the student."""
+
+    def __init__(self, line):
+        super().__init__(line)
+        self.line = line
+
+    def _render_traceback_(self):       # IPython displays these lines instead of a traceback
+        return [self.line]
+
+
+class NotAttempted(ExerciseNotPassed):
+    """The answer is still the stub: nothing to judge yet."""
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A known mistake: the hint it earns, and how to recognise it.
+
+    ``gives()`` computes the answer this mistake produces (like the reference, as ``run``
+    returns it); an answer close to it earns the hint. ``when(got, reference)`` is any other
+    test of the answer. ``example`` is what a student making the mistake would set (a dict
+    of names, or a function returning one); the tests feed it in and expect the hint.
+    """
+    hint: str
+    gives: Callable[[], dict] | None = None
+    when: Callable[[dict, dict], bool] | None = None
+    example: dict | Callable[[], dict] | None = None
+
+    def matches(self, got, reference, rtol, atol):
+        try:
+            if self.gives is not None:
+                return close(got, self.gives(), rtol, atol)
+            return bool(self.when(got, reference))
+        except Exception:           # a predicate written for one form of answer: not this one
+            return False
+
+    def example_answer(self):
+        """What a student making this mistake sets (for the tests)."""
+        example = self.example if self.example is not None else self.gives
+        return example() if callable(example) else dict(example)
+
+
+@dataclass
+class Exercise:
+    """One checked exercise.
+
+    ``id``: "1.2" (lesson 1, exercise 2). ``reads``: the names the student sets, each with
+    its reader (``answers.number``...). ``reference()``: the right answer, as ``run``
+    returns it. ``run(answer)``: turns the read names into what is compared (calls the
+    student's function on test inputs, say); without it the names are compared. ``passed``:
+    the line a right answer earns, a format string over the answer's names or a function of
+    the answer. ``expected``: the form a right answer takes, said to other wrong answers.
+    """
+    id: str
+    reads: dict
+    reference: Callable[[], dict]
+    passed: str | Callable[[dict], str]
+    expected: str
+    mistakes: tuple = ()
+    run: Callable[[dict], dict] | None = None
+    rtol: float = 1e-6
+    atol: float = 1e-9
+    _reference: dict | None = field(default=None, init=False, repr=False)
+
+    def verify(self, namespace):
+        """The line a right answer earns; anything else raises ``ExerciseNotPassed``."""
+        unset = [name for name in self.reads if _unset(namespace.get(name))]
+        if unset:
+            raise NotAttempted(f"{self.id} not attempted yet: {_what_to_do(unset)}")
+        try:
+            answer = {name: read(namespace[name], name) for name, read in self.reads.items()}
+            got = self.run(answer) if self.run else answer
+        except WrongForm as e:
+            raise ExerciseNotPassed(f"✗ {self.id}: {e}") from None
+        except NotImplementedError as e:
+            if not e.args:          # the stub's `raise NotImplementedError()`
+                raise NotAttempted(f"{self.id} not attempted yet: {_what_to_do(self.reads)}")\
+                    from None
+            raise ExerciseNotPassed(f"✗ {self.id}: {_what_went_wrong(e)}") from None
+        except Exception as e:
+            raise ExerciseNotPassed(f"✗ {self.id}: {_what_went_wrong(e)}") from None
+        reference = self.right_answer()
+        if close(got, reference, self.rtol, self.atol):
+            shown = {**answer, **got} if isinstance(got, dict) else answer
+            return f"✓ {self.id}: " + (self.passed(shown) if callable(self.passed)
+                                       else self.passed.format(**shown))
+        for mistake in self.mistakes:
+            if mistake.matches(got, reference, self.rtol, self.atol):
+                raise ExerciseNotPassed(f"✗ {self.id}: {mistake.hint}")
+        raise ExerciseNotPassed(f"✗ {self.id}: not right yet. {self.expected}"
+                                + _which_are_right(got, reference, self))
+
+    def right_answer(self):
+        """The reference answer, computed once."""
+        if self._reference is None:
+            self._reference = self.reference()
+        return self._reference
+
+
+def _unset(value):
+    return value is None or value is Ellipsis
+
+
+def _listed(names):
+    names = list(names)
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _what_to_do(names):
+    return (f"in the cell above, replace `raise NotImplementedError()` by your answer "
+            f"({_listed(names)}), then run this check again.")
+
+
+def _which_are_right(got, reference, exercise):
+    """' (dh_dx is right; dh_dy is not.)' where the answer has several named parts."""
+    names = [n for n in exercise.reads if isinstance(got, dict) and n in got and n in reference]
+    if len(names) < 2:
+        return ""
+    right = [n for n in names if close(got[n], reference[n], exercise.rtol, exercise.atol)]
+    wrong = [n for n in names if n not in right]
+    if not right:
+        return ""
+    return (f" ({_listed(right)} {'is' if len(right) == 1 else 'are'} right; "
+            f"{_listed(wrong)} {'is' if len(wrong) == 1 else 'are'} not.)")
+
+
+_LIBRARIES = tuple(os.path.dirname(os.path.dirname(m.__file__)) + os.sep
+                   for m in (np,)) + (os.path.dirname(os.path.dirname(__file__)) + os.sep,
+                                      os.path.dirname(os.__file__) + os.sep)
+
+
+def _what_went_wrong(error):
+    """'running your answer raised ZeroDivisionError: ... (in step, line 3: v = g / 0)': the
+    error and the innermost line of the student's own code, where the mistake most likely is."""
+    message = " ".join(str(error).split()) or "(no message)"
+    frames = [f for f in traceback.extract_tb(error.__traceback__)
+              if not f.filename.startswith(_LIBRARIES)]
+    place = ""
+    if frames:
+        frame = frames[-1]
+        place = f" (in {frame.name}, line {frame.lineno}" + \
+            (f": {frame.line.strip()})" if frame.line else ")")
+    return f"running your answer raised {type(error).__name__}: {message}{place}"
+
+
+# ---------------------------------------------------------------- the notebooks' two calls
+_results = {}           # exercise id -> "✓", "✗" or "not attempted", for this kernel
+
+
+def exercises_of(lesson):
+    """The exercises of lesson ``lesson`` (a number), in order."""
+    try:
+        module = importlib.import_module(f"{__package__}.lesson{int(lesson):02d}")
+    except ModuleNotFoundError:
+        raise ValueError(f"lesson {lesson} has no checked exercises "
+                         f"(no module {__package__}.lesson{int(lesson):02d}).") from None
+    return module.EXERCISES
+
+
+def find(exercise_id):
+    """The exercise called ``exercise_id``, e.g. '1.2'."""
+    lesson = str(exercise_id).split(".")[0]
+    if not lesson.isdigit():
+        raise ValueError(f"{exercise_id!r} is not an exercise id; ids look like '1.2'.")
+    for exercise in exercises_of(lesson):
+        if exercise.id == str(exercise_id):
+            return exercise
+    known = ", ".join(e.id for e in exercises_of(lesson))
+    raise ValueError(f"lesson {lesson} has no exercise {exercise_id!r}; it has {known}.")
+
+
+def check(exercise_id, namespace=None):
+    """Check exercise ``exercise_id`` ('1.2') on the names the notebook set, and print what
+    was verified. Anything short of right raises ``ExerciseNotPassed`` with one line that
+    says what to do. (Like otter-grader's ``grader.check``, it reads the notebook's
+    variables itself, so a name that was never set reads as "not attempted".)"""
+    exercise = find(exercise_id)
+    if namespace is None:
+        namespace = sys._getframe(1).f_globals
+    try:
+        line = exercise.verify(namespace)
+    except ExerciseNotPassed as failure:
+        _results[exercise.id] = "not attempted" if isinstance(failure, NotAttempted) else "✗"
+        raise
+    _results[exercise.id] = "✓"
+    print(line)
+
+
+def progress(lesson):
+    """Print which of the lesson's exercises passed in this kernel, e.g.
+    '3 of 4 done: 1.1 ✓ 1.2 ✓ 1.3 ✗ 1.4 not attempted'."""
+    marks = [(e.id, _results.get(e.id, "not attempted")) for e in exercises_of(lesson)]
+    done = sum(mark == "✓" for _, mark in marks)
+    print(f"{done} of {len(marks)} done: " + "  ".join(f"{i} {m}" for i, m in marks))

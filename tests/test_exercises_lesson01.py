@@ -1,0 +1,108 @@
+"""Lesson 1's exercises: the reference answers pass, a nudged answer fails, and the mistakes
+that need more than their example (tests/test_exercises.py feeds every example) are seen."""
+import numpy as np
+import pytest
+
+import edugraph as eg
+from edugraph.exercises import ExerciseNotPassed
+from edugraph.exercises.checking import find
+from edugraph.ops.base import Op
+
+
+def line_of(exercise_id, namespace):
+    try:
+        return find(exercise_id).verify(namespace)
+    except ExerciseNotPassed as failure:
+        return failure.line
+
+
+def by_hand_1_1():
+    q1 = 2.0 * -1.0
+    z1 = q1 + 0.5
+    f1 = z1 ** 2
+    df1_dz = 2 * z1
+    return dict(q1=q1, z1=z1, f1=f1, df1_dw=df1_dz * -1.0, df1_dx=df1_dz * 2.0,
+                df1_db=df1_dz)
+
+
+def central(fn, x, eps=1e-5):
+    return (fn(x + eps) - fn(x - eps)) / (2 * eps)
+
+
+class Cube(Op):
+    name = "cube"
+
+    def forward(self, xp, x):
+        return x ** 3
+
+    def backward(self, grad, out, x):
+        return (grad * 3 * x * x,)
+
+
+SOLUTIONS = {
+    "1.1": by_hand_1_1(),
+    "1.2": {"dh_dx": 2.0, "dh_dy": 3.0},
+    "1.3": {"dg_da": 3.0 + 2.0 + 1.0, "dg_db": 3.0},
+    "1.4": {"numeric_derivative": central},
+    "1.5": {"Cube": Cube},
+}
+
+
+@pytest.mark.parametrize("exercise_id", SOLUTIONS)
+def test_the_reference_answer_passes(exercise_id):
+    assert line_of(exercise_id, SOLUTIONS[exercise_id]).startswith(f"✓ {exercise_id}: ")
+
+
+@pytest.mark.parametrize("exercise_id", ["1.1", "1.2", "1.3"])
+def test_a_nudged_number_fails(exercise_id):
+    for name, value in SOLUTIONS[exercise_id].items():
+        nudged = {**SOLUTIONS[exercise_id], name: value + 0.01}
+        assert line_of(exercise_id, nudged).startswith(f"✗ {exercise_id}: "), name
+
+
+def test_1_1_accepts_a_scalar_tensor_and_a_numpy_number_as_numbers():
+    answer = {**SOLUTIONS["1.1"], "f1": eg.tensor(2.25), "q1": np.float32(-2.0)}
+    assert line_of("1.1", answer).startswith("✓ 1.1")
+
+
+def test_1_4_a_nudged_formula_fails_and_an_error_in_it_names_the_students_line():
+    assert line_of("1.4", {"numeric_derivative": lambda f, x, e: central(f, x, e) * 1.001}
+                   ).startswith("✗ 1.4: not right yet")
+
+    def numeric_derivative(fn, x, eps):
+        return (fn(x + eps) - fn(x - eps)) / (2 * epsilon)  # noqa: F821
+
+    line = line_of("1.4", {"numeric_derivative": numeric_derivative})
+    assert line.startswith("✗ 1.4: running your answer raised NameError: name 'epsilon' is "
+                           "not defined (in numeric_derivative, line")
+    assert line.endswith("return (fn(x + eps) - fn(x - eps)) / (2 * epsilon)  # noqa: F821)")
+
+
+def test_1_5_a_bare_tensor_from_backward_is_explained():
+    """The engine zips backward's result with the inputs: a bare tensor would be iterated."""
+    class BareCube(Cube):
+        def backward(self, grad, out, x):
+            return grad * 3 * x * x
+
+    assert line_of("1.5", {"Cube": BareCube}) == (
+        "✗ 1.5: backward must return a tuple with one gradient per input, e.g. "
+        "`return (grad * ...,)` (mind the comma); it returned Tensor.")
+
+
+def test_1_5_a_backward_on_raw_arrays_or_a_non_op_gets_a_hint():
+    class NumpyCube(Cube):
+        def backward(self, grad, out, x):
+            return (grad.numpy() * 3 * x.numpy() ** 2,)
+
+    assert line_of("1.5", {"Cube": NumpyCube}) == (
+        "✗ 1.5: backward should build the gradient from the tensors it gets (grad * ...), "
+        "not return a ndarray: the engine adds and reshapes tensors.")
+    assert line_of("1.5", {"Cube": lambda x: x ** 3}) == (
+        "✗ 1.5: Cube should be a class that subclasses Op (class Cube(Op): ...).")
+
+    class Wrong(Cube):
+        def backward(self, grad, out, x):
+            return (grad * 3 * x * x, grad)
+
+    assert line_of("1.5", {"Cube": Wrong}) == \
+        "✗ 1.5: backward returned 2 gradients for an op with one input."

@@ -1,0 +1,110 @@
+"""The student versions (lessons/student/) are what nbgrader releases, up to date, and run.
+
+- they are current: regenerating them changes nothing;
+- the solved lessons go into an nbgrader course unchanged: ``nbgrader generate_assignment``
+  releases what ``python -m edugraph.exercises.student_versions`` wrote;
+- ``nbgrader validate``: every solved lesson passes all its tests, and every student
+  version fails each of its grade cells;
+- run top to bottom, a student version stops nowhere: its only errors are the stubs'
+  ``NotImplementedError`` and the checks' "not attempted yet"; every other cell runs.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from edugraph.exercises import student_versions
+
+ROOT = Path(__file__).resolve().parent.parent
+LESSONS = ROOT / "lessons"
+SOLVED = student_versions.solved_lessons(LESSONS)
+STUDENT = [LESSONS / "student" / p.name for p in SOLVED]
+BIN = Path(sys.executable).parent
+ENV = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+
+def nbgrader(*args, cwd):
+    return subprocess.run([str(BIN / "nbgrader"), *args], cwd=cwd, env=ENV, text=True,
+                          capture_output=True, timeout=600)
+
+
+def grade_cells(nb):
+    return [c for c in nb.cells if c.get("metadata", {}).get("nbgrader", {}).get("grade")]
+
+
+def test_the_student_versions_are_up_to_date():
+    result = subprocess.run([sys.executable, "-m", "edugraph.exercises.student_versions",
+                             "--check"], cwd=ROOT, text=True, capture_output=True)
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in (LESSONS / "student").glob("*.ipynb")) == \
+        sorted(p.name for p in SOLVED)
+
+
+def _without_execution_times(nb):
+    for cell in nb.cells:
+        cell.metadata.pop("execution", None)
+    return nb
+
+
+def test_nbgrader_generate_assignment_releases_the_student_versions(tmp_path):
+    """A teacher drops the solved lessons into an nbgrader course unchanged."""
+    (tmp_path / "nbgrader_config.py").write_text(
+        'c = get_config()\nc.CourseDirectory.course_id = "edugraph"\n')
+    for path in SOLVED:
+        folder = tmp_path / "source" / path.stem
+        folder.mkdir(parents=True)
+        shutil.copy(path, folder / path.name)
+        result = nbgrader("generate_assignment", path.stem, "--create", cwd=tmp_path)
+        assert result.returncode == 0, result.stdout + result.stderr
+        released = nbformat.read(tmp_path / "release" / path.stem / path.name, 4)
+        ours = nbformat.read(LESSONS / "student" / path.name, 4)
+        assert ours.cells.pop(1).id == "student-version-note"
+        assert _without_execution_times(released) == ours, path.name
+
+
+@pytest.mark.parametrize("path", SOLVED, ids=lambda p: p.name)
+def test_nbgrader_validate_passes_every_solved_lesson(path):
+    result = nbgrader("validate", str(path), cwd=LESSONS)
+    assert "Success! Your notebook passes all the tests." in result.stdout, \
+        result.stdout[-3000:] + result.stderr[-3000:]
+
+
+@pytest.mark.parametrize("path", STUDENT, ids=lambda p: p.name)
+def test_nbgrader_validate_fails_each_grade_cell_of_a_student_version(path):
+    result = nbgrader("validate", str(path), cwd=path.parent)
+    expected = len(grade_cells(nbformat.read(path, 4)))
+    assert result.stdout.count("The following cell failed:") == expected, result.stdout[-3000:]
+    assert result.stdout.count("not attempted yet") >= expected, result.stdout[-3000:]
+
+
+@pytest.mark.parametrize("path", STUDENT, ids=lambda p: p.name)
+def test_a_student_version_runs_top_to_bottom(path):
+    from nbclient import NotebookClient
+    nb = nbformat.read(path, 4)
+    NotebookClient(nb, timeout=600, allow_errors=True,
+                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    checks = 0
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        role = cell.metadata.get("nbgrader", {})
+        errors = [o for o in cell.outputs if o.output_type == "error"]
+        where = f"{path.name} cell {i}: {cell.source[:60]!r}"
+        if role.get("grade"):
+            checks += 1
+            assert len(errors) == 1 and errors[0].ename == "NotAttempted", where
+            assert errors[0].traceback == [errors[0].evalue], where   # one line, no traceback
+            assert "not attempted yet" in errors[0].evalue, where
+        elif role.get("solution"):
+            assert all(e.ename == "NotImplementedError" for e in errors), \
+                f"{where}: {[(e.ename, e.evalue) for e in errors]}"
+        else:
+            assert not errors, f"{where}: {[(e.ename, e.evalue) for e in errors]}"
+    progress = "".join(o.get("text", "") for o in nb.cells[-1].outputs)
+    assert progress.startswith(f"0 of {checks} done: "), progress
+    assert json.dumps(nb.cells[-1].source).count("progress(") == 1
