@@ -59,10 +59,14 @@ def main(argv=None):
     parser.add_argument("--check", action="store_true",
                         help="write nothing; fail if a student version is missing or stale")
     parser.add_argument("--lessons", type=Path, default=LESSONS, help="the solved lessons' folder")
+    parser.add_argument("only", nargs="*", type=Path,
+                        help="solved lessons to write (default: all of them)")
     args = parser.parse_args(argv)
     out = args.lessons / "student"
     stale = []
     for path in solved_lessons(args.lessons):
+        if args.only and path.resolve() not in {p.resolve() for p in args.only}:
+            continue
         target = out / path.name
         text = render(path)
         if target.exists() and target.read_text(encoding="utf-8") == text:
@@ -82,7 +86,7 @@ def main(argv=None):
             return 1
         print(f"{len(solved_lessons(args.lessons))} student versions up to date.")
         return 0
-    for name in extra:
+    for name in extra if not args.only else ():
         (out / name).unlink()
     print(f"wrote {len(stale)} of {len(solved_lessons(args.lessons))} student versions to {out}"
           + (f"; removed {', '.join(extra)}" if extra else ""))
