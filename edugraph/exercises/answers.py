@@ -24,7 +24,8 @@ def _describe(value):
         return f"a numpy array of shape {value.shape}"
     if isinstance(value, Tensor):
         return f"a tensor of shape {tuple(value.shape)}"
-    return f"a {type(value).__name__} ({value!r:.40})"
+    kind = type(value).__name__
+    return f"{'an' if kind[0] in 'aeiou' else 'a'} {kind} ({value!r:.40})"
 
 
 def _host_array(value, name):
@@ -68,6 +69,20 @@ def whole_number(value, name):
     if x != round(x):
         raise WrongForm(f"{name} is {x:g}; a whole number (a count) is asked for.")
     return int(round(x))
+
+
+def shape(value, name):
+    """A shape: a tuple (or list) of whole numbers, or a tensor's or array's ``.shape``."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, (tuple, list)) and \
+            not hasattr(value, "__len__"):
+        raise WrongForm(f"{name} should be a shape, a tuple of whole numbers such as (2, 3); "
+                        f"it is {_describe(value)}.")
+    sizes = tuple(value)
+    if not all(isinstance(s, numbers.Integral) and not isinstance(s, bool) and s >= 0
+               for s in sizes):
+        raise WrongForm(f"{name} should be a shape, a tuple of whole numbers such as (2, 3); "
+                        f"it is {_describe(value)}.")
+    return tuple(int(s) for s in sizes)
 
 
 def array(value, name):
