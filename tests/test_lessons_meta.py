@@ -54,7 +54,7 @@ def test_names_are_numbered_in_order():
         assert match, f"{path.name}: lesson files are named NN_words_in_snake_case.ipynb"
         numbers.append(int(match[1]))
     assert numbers == sorted(set(numbers)), f"duplicate lesson numbers: {numbers}"
-    assert numbers[0] == 1, "the first lesson is number 01"
+    assert numbers[:2] == [0, 1], "the start page is number 00 and the first lesson 01"
 
 
 def test_readme_lists_every_lesson():

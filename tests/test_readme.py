@@ -11,7 +11,8 @@ EXAMPLES = [b for b in re.findall(r"```python\n(.*?)```", README, re.S) if "gpu"
 def test_readme_starts_with_the_two_commands():
     first_block = re.search(r"```bash\n(.*?)```", README, re.S).group(1).strip().splitlines()
     assert README.index("```bash") < README.index("\n## ")
-    assert first_block[0].endswith('pip install -e ".[lab]" && jupyter lab lessons/')
+    assert first_block[0].endswith(
+        'pip install -e ".[lab]" && jupyter lab lessons/00_start_here.ipynb')
     assert first_block[1].endswith('pip install -e ".[test]" && python -m pytest')
 
 
