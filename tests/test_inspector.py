@@ -191,6 +191,25 @@ def test_widget_draws_one_figure_and_updates_it_in_place():
     assert inspector.view.node("w").grad == 2 * 4 * 2
 
 
+def test_sliders_follow_values_set_from_code_and_stop_on_round_numbers():
+    """A slider shows what is drawn: view.update from code moves it (beyond its range too),
+    and its steps stop on round values, so lesson 1's x = -1, w = 2, b = 0.5 can be set."""
+    inspector = GraphInspector(f, x=2.0, w=-1.0, b=3.0)
+    sliders = {s.description: s for s in inspector.sliders}
+    inspector.view.update(b=-6.0)
+    assert sliders["b"].value == -6.0
+    inspector.view.update(x=40.0)
+    assert sliders["x"].value == 40.0 and sliders["x"].min <= 40.0 <= sliders["x"].max
+    assert inspector.view.node("x").value == 40.0        # the slider did not write back
+    for slider in sliders.values():
+        for target in (-1.0, 2.0, 0.5, 0.0):
+            if slider.min <= target <= slider.max:
+                steps = (target - slider.min) / slider.step
+                assert abs(steps - round(steps)) < 1e-9, (slider.description, target)
+    sliders["w"].value = 0.5
+    assert inspector.view.node("w").value == 0.5
+
+
 def test_widget_click_selects_and_steps_move():
     inspector = GraphInspector(f, x=2.0, w=-1.0, b=3.0)
     index = inspector.scene.shown.index(inspector.view.node("add").id)

@@ -15,6 +15,7 @@ gate names, rings) are rewritten in place inside ``figure.batch_update()`` whene
 changes, so a saved notebook holds one plotly bundle and the browser gets one message per change.
 """
 import html
+import math
 
 import ipywidgets as w
 import plotly.graph_objects as go
@@ -55,7 +56,7 @@ class GraphInspector(w.VBox):
         self.figure = go.FigureWidget(layout=self._layout())
         self._add_traces()
         self._build_controls()
-        self.view.listeners.append(lambda view: self._redraw())
+        self.view.listeners.append(lambda view: self._on_update())
         self.view.display_listeners.append(lambda view: self._on_display())
         self._redraw()
 
@@ -150,12 +151,12 @@ class GraphInspector(w.VBox):
 
     def _slider(self, node):
         value = float(node.value)
-        span = max(2.0, 2 * abs(value))
-        slider = w.FloatSlider(value=value, min=value - span, max=value + span,
-                               step=span / 100, description=node.label,
-                               continuous_update=True, readout_format=".3g",
-                               layout=w.Layout(width="300px"))
+        low, high, step = _slider_range(value)
+        slider = w.FloatSlider(value=value, min=low, max=high, step=step,
+                               description=node.label, continuous_update=True,
+                               readout_format=".3g", layout=w.Layout(width="300px"))
         slider.observe(lambda change: self._on_slider(node.id, change["new"]), "value")
+        slider.node_id = node.id
         return slider
 
     # ------------------------------------------------------------------ reacting
@@ -196,7 +197,22 @@ class GraphInspector(w.VBox):
             self.check = self.view.gradient_check() if change["new"] else None
         self._redraw()
 
+    def _on_update(self):
+        """The leaves have new values (from a slider or from code): every slider shows its
+        leaf's value, then the picture is drawn again."""
+        self._syncing = True
+        try:
+            for slider in self.sliders:
+                value = float(self.view.node(slider.node_id).value)
+                if value != slider.value:
+                    _fit_slider(slider, value)
+        finally:
+            self._syncing = False
+        self._redraw()
+
     def _on_slider(self, node_id, value):
+        if self._syncing:
+            return
         try:
             self.view.update({node_id: value})       # listeners redraw
             self.status.value = ""
@@ -267,6 +283,24 @@ class GraphInspector(w.VBox):
     def __repr__(self):
         """The table of nodes and gradients: what a notebook shows where widgets do not run."""
         return self.view.to_text()
+
+
+def _fit_slider(slider, value):
+    """Show ``value`` on ``slider``, with a new range around it if it lies outside."""
+    if not slider.min <= value <= slider.max:
+        with slider.hold_trait_notifications():
+            slider.min, slider.max, slider.step = _slider_range(value)
+    slider.value = value
+
+
+def _slider_range(value):
+    """(min, max, step) around ``value``. The step is a round number (0.01, 0.1...) and the
+    ends are multiples of it, so the slider stops on round values such as 2 or 0.5 (a step of
+    a hundredth of the range stopped at 1.98 and 0.48)."""
+    span = max(2.0, 2 * abs(value))
+    step = 10.0 ** math.floor(math.log10(span / 100))
+    return (round(math.floor((value - span) / step) * step, 12),
+            round(math.ceil((value + span) / step) * step, 12), step)
 
 
 def _as_view(target, names, session, feed_dict, title, inputs, output, args, optimized):
