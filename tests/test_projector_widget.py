@@ -170,3 +170,17 @@ def test_images_appear_for_the_selected_point():
     click(view.figure, 3)
     assert view.selection.value.count("data:image/png;base64,") == 1
     assert view.neighbour_list.value.count("data:image/png;base64,") == view.k.value
+
+
+def test_the_controls_show_a_projection_made_in_code():
+    """Lesson 7 runs projector.tsne(...) in a cell: the menu must not say PCA over t-SNE."""
+    p = make_projector()
+    widget = p.widget
+    p.tsne(perplexity=10, iterations=100)
+    assert (widget.method.value, widget.perplexity.value, widget.iterations.value) == \
+        ("t-SNE", 10, 100)
+    assert p.method == "t-SNE"                 # setting the menu did not re-project
+    p.pca(3, [1, 2, 0])
+    assert (widget.method.value, widget.dims.value) == ("PCA", 3)
+    assert [d.value for d in widget.components] == [1, 2, 0]
+    assert widget.figure.data[0].type == "scatter3d"

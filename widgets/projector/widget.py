@@ -50,6 +50,7 @@ class ProjectorWidget(w.VBox):
         self.shown = np.arange(len(projector.indices))  # positions in projector.indices
         self._stop = threading.Event()
         self._worker = None
+        self._syncing = False       # True while the controls are set to match the projector
         self.figure = go.FigureWidget(layout=dict(
             # A fixed size: the widget box does not tell plotly how wide it may be.
             width=600, height=520, margin=dict(l=50, r=10, t=10, b=40),
@@ -59,6 +60,7 @@ class ProjectorWidget(w.VBox):
         projector.listeners.append(self._on_view)
         self._recolour()
         self._draw()
+        self._sync_controls()
 
     # ---- layout ----------------------------------------------------------------
     def _build_controls(self):
@@ -179,6 +181,8 @@ class ProjectorWidget(w.VBox):
 
     # ---- projections -------------------------------------------------------------
     def _on_method(self, _):
+        if self._syncing:
+            return
         self._show_method_settings()
         if self.method.value in ("PCA", "Given"):
             self._on_reproject()
@@ -186,6 +190,8 @@ class ProjectorWidget(w.VBox):
     @reports_errors
     def _on_reproject(self, _=None):
         """Re-run the instant projections; the slow ones wait for their Run button."""
+        if self._syncing:
+            return
         self._stop_worker()
         p = self.projector
         p.spherized = self.spherize.value
@@ -241,6 +247,36 @@ class ProjectorWidget(w.VBox):
             self._update_positions()
         else:
             self._draw()
+        if final:
+            self._sync_controls()
+
+    def _sync_controls(self):
+        """The controls show the projection that is drawn, whether a control or code
+        (``projector.tsne()``...) made it."""
+        p, settings = self.projector, self.projector.settings or {}
+        self._syncing = True
+        try:
+            if p.method in self.method.options:
+                self.method.value = p.method
+            self.dims.value = p.coordinates.shape[1]
+            self.spherize.value = p.spherized
+            for dropdown, component in zip(self.components, settings.get("components", ())):
+                dropdown.value = component
+            for control, key in ((self.perplexity, "perplexity"),
+                                 (self.iterations, "iterations"),
+                                 (self.learning_rate, "learning_rate"),
+                                 (self.neighbours_umap, "neighbours"),
+                                 (self.min_dist, "min_dist"), (self.left, "left"),
+                                 (self.right, "right")):
+                value = settings.get(key)
+                if value is not None and not (key == "learning_rate" and value == "auto"):
+                    if hasattr(control, "max") and value > control.max:
+                        control.max = value
+                    control.value = value
+        finally:
+            self._syncing = False
+        self._update_variance()
+        self._show_method_settings()
 
     # ---- drawing ---------------------------------------------------------------
     def _trace_dims(self):
