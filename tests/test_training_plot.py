@@ -93,3 +93,15 @@ history = net.fit(x, y, epochs=15, validation_data=(x_test, y_test), verbose=0,
             .map(t => [t.name, (t.y || []).length])""")
         assert ["loss", 15] in curves and ["val_accuracy", 15] in curves
         screenshot(page, "training-plot", ".jp-OutputArea-output >> nth=-1")
+
+
+def test_a_logarithmic_loss_axis_labels_its_ticks_in_full():
+    """plotly labels a log axis's minor ticks with one digit ("5" below "1" for 0.5)."""
+    plot = TrainingPlot.from_history({"loss": [2.3, 1.1, 0.4, 0.12], "val_loss": [2.0, 0.9,
+                                                                                   0.5, 0.3],
+                                      "accuracy": [0.2, 0.5, 0.8, 0.9]})
+    loss_axis, accuracy_axis = plot.figure.layout.yaxis, plot.figure.layout.yaxis2
+    assert loss_axis.type == "log" and loss_axis.tickmode == "array"
+    assert list(loss_axis.ticktext) == ["0.1", "0.2", "0.5", "1", "2", "5"]
+    assert list(loss_axis.tickvals) == [0.1, 0.2, 0.5, 1.0, 2.0, 5.0]
+    assert accuracy_axis.type == "linear" and accuracy_axis.tickmode is None

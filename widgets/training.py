@@ -12,6 +12,7 @@ Like the other widgets, the picture is one plotly FigureWidget updated in place 
 times a second while training), and a saved notebook keeps a text table of the final numbers
 instead of widget state.
 """
+import math
 import time
 
 import ipywidgets as w
@@ -22,6 +23,22 @@ from edugraph.models.callbacks import Callback, in_notebook
 
 TRAIN, VALIDATION = "#1f77b4", "#ff7f0e"
 REDRAW_EVERY = 0.1          # seconds: a fast epoch must not spend its time drawing
+
+
+def log_ticks(values):
+    """Tick values for a logarithmic axis over ``values``: 1, 2 and 5 times the powers of
+    ten, labelled in full. (plotly's own minor labels on a log axis are single digits, so a
+    "5" sits below the "1" and a student reads 5 for 0.5.) Only the powers of ten where the
+    values span many decades."""
+    positive = [v for v in values if v > 0 and math.isfinite(v)]
+    if not positive:
+        return []
+    low, high = min(positive), max(positive)
+    decades = range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1)
+    steps = (1, 2, 5) if len(decades) <= 4 else (1,)
+    ticks = [m * 10.0 ** k for k in decades for m in steps]
+    inside = [t for t in ticks if low / 2.5 <= t <= high * 2.5]
+    return [float(f"{t:.12g}") for t in inside]
 
 
 class TrainingPlot(Callback):
@@ -104,6 +121,12 @@ class TrainingPlot(Callback):
                     trace.x, trace.y = list(range(1, len(values) + 1)), values
                 marked = self.best_epoch(name) if "val_" + name in self.history else None
                 best.x, best.y = ([marked[0]], [marked[1]]) if marked else ([], [])
+                if self._is_log(name):
+                    ticks = log_ticks(self.history.get(name, []) +
+                                      self.history.get("val_" + name, []))
+                    self.figure.update_yaxes(tickmode="array", tickvals=ticks,
+                                             ticktext=[f"{t:g}" for t in ticks],
+                                             row=i + 1, col=1)
         self.summary.value = "<pre style='margin:0'>" + self.text() + "</pre>"
 
     def _build(self, names):
@@ -119,14 +142,17 @@ class TrainingPlot(Callback):
                                marker=dict(symbol="star", size=13, color=VALIDATION),
                                hovertemplate="best epoch %{x}: %{y:.4g}<extra></extra>",
                                showlegend=False)
-            log = name in self.log_y if self.log_y is not None else "loss" in name
-            figure.update_yaxes(type="log" if log else "linear", row=row, col=1)
+            figure.update_yaxes(type="log" if self._is_log(name) else "linear", row=row,
+                                col=1)
         figure.update_xaxes(title_text="epoch", row=rows, col=1)
         figure.update_layout(height=self.height_per_panel * rows + 60, width=640,
                              template="plotly_white", margin=dict(l=50, r=20, t=50, b=40),
                              title=self.title, hovermode="x unified")
         self.figure = figure
         self.widget.children = [figure, self.summary]
+
+    def _is_log(self, name):
+        return name in self.log_y if self.log_y is not None else "loss" in name
 
     # ------------------------------------------------------------------ text and display
     def text(self):
