@@ -45,6 +45,7 @@ SOLUTIONS = {
     "1.3": {"dg_da": 3.0 + 2.0 + 1.0, "dg_db": 3.0},
     "1.4": {"numeric_derivative": central},
     "1.5": {"Cube": Cube},
+    "1.6": {"dm_da": 3.0, "dm_dc": 0.0},
 }
 
 
@@ -53,7 +54,7 @@ def test_the_reference_answer_passes(exercise_id):
     assert line_of(exercise_id, SOLUTIONS[exercise_id]).startswith(f"✓ {exercise_id}: ")
 
 
-@pytest.mark.parametrize("exercise_id", ["1.1", "1.2", "1.3"])
+@pytest.mark.parametrize("exercise_id", ["1.1", "1.2", "1.3", "1.6"])
 def test_a_nudged_number_fails(exercise_id):
     for name, value in SOLUTIONS[exercise_id].items():
         nudged = {**SOLUTIONS[exercise_id], name: value + 0.01}

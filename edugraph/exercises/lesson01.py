@@ -299,4 +299,43 @@ ex1_5 = Exercise(
     ),
 )
 
-EXERCISES = [ex1_1, ex1_2, ex1_3, ex1_4, ex1_5]
+
+# ------------------------------------------------------------------------ 1.6: a tie at max
+A6 = C6 = 2.0
+
+
+def _tie_gradients():
+    _, grads = _gradients(lambda a, c: 3 * eg.maximum(a, c), a=A6, c=C6)
+    return {"dm_da": grads["a"], "dm_dc": grads["c"]}
+
+
+def _tie_total():
+    return sum(_tie_gradients().values())
+
+
+ex1_6 = Exercise(
+    "1.6",
+    reads={"dm_da": number, "dm_dc": number},
+    reference=_tie_gradients,
+    passed="dm/da = {dm_da:g} and dm/dc = {dm_dc:g}: at a tie, edugraph and TensorFlow "
+           "route the whole gradient to the first input.",
+    expected="dm_da and dm_dc are two numbers (checked to 1e-6).",
+    mistakes=(
+        Mistake("half each is PyTorch's rule for torch.maximum at a tie; edugraph follows "
+                "TensorFlow, whose max routes everything to one input. Which one?",
+                gives=lambda: {"dm_da": _tie_total() / 2, "dm_dc": _tie_total() / 2}),
+        Mistake("both inputs got the whole gradient: that is what an add gate does. A max "
+                "routes the upstream gradient to ONE input, even at a tie.",
+                gives=lambda: {"dm_da": _tie_total(), "dm_dc": _tie_total()}),
+        Mistake("at a tie, edugraph and TensorFlow give the gradient to the FIRST input of "
+                "maximum(a, c), not the second.",
+                gives=lambda: {"dm_da": _tie_gradients()["dm_dc"],
+                               "dm_dc": _tie_gradients()["dm_da"]}),
+        Mistake("the gradients should add up to the upstream gradient of the max, which is "
+                "3 (the factor in front of it), not 1.",
+                when=lambda got, ref: {got["dm_da"], got["dm_dc"]} == {1.0, 0.0},
+                example={"dm_da": 1.0, "dm_dc": 0.0}),
+    ),
+)
+
+EXERCISES = [ex1_1, ex1_2, ex1_3, ex1_4, ex1_5, ex1_6]
