@@ -1,0 +1,578 @@
+"""Lesson 6's exercises: train a digits classifier past a stated test accuracy and report it
+honestly; count a CNN's parameters layer by layer; a functional model with a shared layer that
+cannot tell left from right; batch normalisation by hand."""
+import functools
+from types import SimpleNamespace
+
+import numpy as np
+
+import edugraph as eg
+from edugraph import layers
+from edugraph.tensor import Tensor
+
+from .answers import WrongForm, describe, function, number, whole_number
+from .checking import Exercise, Mistake
+
+
+def keras_model(value, name):
+    """A Keras-style model: an ``eg.Sequential`` or an ``eg.Model``."""
+    if isinstance(value, type):
+        raise WrongForm(f"{name} is the class {value.__name__} itself; make a model with it, "
+                        "e.g. eg.Sequential([...]).")
+    if isinstance(value, eg.models.callbacks.History):
+        raise WrongForm(f"{name} is the History that fit returned; set it to the model itself "
+                        "(fit trains the model in place).")
+    if not isinstance(value, eg.Model):
+        raise WrongForm(f"{name} should be a model (an eg.Sequential or an eg.Model); it is "
+                        f"{describe(value)}.")
+    return value
+
+
+@functools.cache
+def _digits():
+    """The lesson's split of the 8×8 digits (section 1), recomputed."""
+    (x_train, y_train), (x_test, y_test) = eg.datasets.load_digits(test_size=0.2, seed=0)
+    return SimpleNamespace(x_fit=x_train[:-200], y_fit=y_train[:-200], x_val=x_train[-200:],
+                           y_val=y_train[-200:], x_train=x_train, x_test=x_test, y_test=y_test)
+
+
+# ----------------------------------- 6.1: a small digits classifier past 95% on the test images
+REQUIRED_ACCURACY = 0.95
+MAX_PARAMS = 5000       # below the lesson's MLP (9,610) and CNN (21,386): a model of one's own
+
+# the shapes a digits model of the lesson takes: the MLP's 8×8, flat 64 pixels, the CNN's NHWC
+_IMAGE_SHAPES = ((8, 8), (64,), (8, 8, 1))
+
+
+def _outputs_on(net, images, name):
+    """net's outputs for the images, in the first of the lesson's input shapes it takes."""
+    for shape in _IMAGE_SHAPES:
+        try:
+            outputs = net.predict(images.reshape((len(images),) + shape))
+        except Exception:           # not built for this shape: try the next one
+            continue
+        if not isinstance(outputs, np.ndarray) or outputs.shape != (len(images), 10):
+            raise WrongForm(f"{name} should give 10 numbers per image, one per digit; it gives "
+                            f"{describe(outputs)} for {len(images)} images.")
+        return outputs
+    raise WrongForm(f"{name} does not take the 8×8 test images: start it with "
+                    "Flatten(input_shape=(8, 8)) as in section 2 (or input_shape=(8, 8, 1) "
+                    "for a CNN).")
+
+
+def _expects_probabilities(loss):
+    """Whether the loss given to compile reads the outputs as probabilities."""
+    if isinstance(loss, str):
+        return loss.endswith("crossentropy")
+    return getattr(loss, "from_logits", True) is False
+
+
+def _count_of(fraction, size):
+    """Whether fraction is a whole number of `size` examples: an accuracy measured on them."""
+    return abs(fraction * size - round(fraction * size)) < 1e-4
+
+
+def _accuracy(net, images, labels):
+    return float(np.mean(_outputs_on(net, images, "digits_net").argmax(axis=1) == labels))
+
+
+def _accuracy_number(value, name):
+    """One number; the [loss, accuracy] list that evaluate returns gets its own advice."""
+    if isinstance(value, (list, tuple)) and len(value) == 2:
+        raise WrongForm(f"{name} is a list of two numbers: evaluate returns [loss, accuracy] "
+                        f"when compiled with metrics=[\"accuracy\"]; keep the accuracy: "
+                        f"test_loss, {name} = digits_net.evaluate(x_test, y_test).")
+    return number(value, name)
+
+
+def _run_digits(answer):
+    net, reported = answer["digits_net"], answer["digits_test_acc"]
+    data = _digits()
+    outputs = _outputs_on(net, data.x_test, "digits_net")
+    accuracy = float(np.mean(outputs.argmax(axis=1) == data.y_test))
+    # the numbers a student might report instead: on the images fit learnt from, or looked at
+    fit_accuracy = _accuracy(net, data.x_fit, data.y_fit)
+    val_accuracy = _accuracy(net, data.x_val, data.y_val)
+    probabilities = bool(outputs.min() >= 0 and
+                         np.allclose(outputs.sum(axis=1), 1, atol=1e-4))
+    from_logits = bool(getattr(net.loss, "from_logits", False))
+    expects_probabilities = _expects_probabilities(net.loss)
+    return {
+        "above the bar": accuracy >= REQUIRED_ACCURACY,
+        "within the budget": net.count_params() <= MAX_PARAMS,
+        "reports its test accuracy": abs(reported - accuracy) < 1e-6,
+        # a softmax twice, or logits read as probabilities: both train badly
+        "loss fits the outputs": not (probabilities and from_logits) and
+        not (expects_probabilities and not probabilities),
+        # what the hints and the pass line look at
+        "accuracy": accuracy, "reported": reported, "probabilities": probabilities,
+        "from logits": from_logits, "expects probabilities": expects_probabilities,
+        "fit accuracy": fit_accuracy, "val accuracy": val_accuracy,
+        "parameters": net.count_params(),
+    }
+
+
+def _digits_passed(shown):
+    return (f"digits_net ({shown['parameters']:,} parameters) classifies "
+            f"{shown['accuracy']:.1%} of the {len(_digits().y_test)} test images right "
+            f"({REQUIRED_ACCURACY:.0%} asked), and digits_test_acc reports that accuracy, "
+            "measured on images it never learnt from.")
+
+
+def _mlp(output_activation="softmax", hidden=64):
+    """The MLP of section 2, with 64 hidden units to fit the budget (for the examples)."""
+    eg.random.set_seed(0)
+    return eg.Sequential([layers.Flatten(input_shape=(8, 8)),
+                          layers.Dense(hidden, activation="relu"),
+                          layers.Dense(10, activation=output_activation)])
+
+
+def _compiled(net, loss="sparse_categorical_crossentropy", learning_rate=0.01):
+    net.compile(optimizer=eg.train.AdamOptimizer(learning_rate), loss=loss,
+                metrics=["accuracy"])
+    return net
+
+
+@functools.cache
+def _trained_mlp():
+    """A model past the bar, and the History of its training (for the examples)."""
+    data = _digits()
+    net = _compiled(_mlp())
+    history = net.fit(data.x_fit, data.y_fit, epochs=10, verbose=0,
+                      validation_data=(data.x_val, data.y_val))
+    return net, history.history
+
+
+def _test_accuracy(net):
+    data = _digits()
+    return float(np.mean(net.predict(data.x_test).argmax(axis=1) == data.y_test))
+
+
+def _barely_trained():
+    """One epoch: it has learnt something, but not enough."""
+    data = _digits()
+    net = _compiled(_mlp(), learning_rate=0.001)
+    net.fit(data.x_fit, data.y_fit, epochs=1, verbose=0)
+    return {"digits_net": net, "digits_test_acc": _test_accuracy(net)}
+
+
+def _reports(number_of):
+    """A model past the bar that reports number_of(model, its history) as its accuracy."""
+    def answer():
+        net, history = _trained_mlp()
+        return {"digits_net": net, "digits_test_acc": number_of(net, history)}
+    return answer
+
+
+def _measured_on(got, size, accuracy=None):
+    """Whether the reported number is a count of `size` images (rarely true of a number made
+    up), close to `accuracy`, the model's own on them now (fit's history lags behind by up to
+    an epoch)."""
+    return (not got["reports its test accuracy"] and _count_of(got["reported"], size) and
+            (accuracy is None or abs(got["reported"] - accuracy) < 0.05))
+
+
+ex6_1 = Exercise(
+    "6.1",
+    reads={"digits_net": keras_model, "digits_test_acc": _accuracy_number},
+    run=_run_digits,
+    passed=_digits_passed,
+    reference=lambda: {"above the bar": True, "within the budget": True,
+                       "reports its test accuracy": True, "loss fits the outputs": True},
+    expected=f"digits_net is a trained model of at most {MAX_PARAMS:,} parameters that "
+             f"classifies at least {REQUIRED_ACCURACY:.0%} of the test images right, and "
+             "digits_test_acc is its accuracy on x_test, a fraction between 0 and 1 as "
+             "evaluate returns it (checked to 1e-6).",
+    mistakes=(
+        Mistake("digits_net ends with a softmax, so its outputs are already probabilities, "
+                "but the loss was told from_logits=True and applies a softmax again: use the "
+                "loss \"sparse_categorical_crossentropy\" as it is (or drop the softmax).",
+                when=lambda got, ref: got["probabilities"] and got["from logits"],
+                example=lambda: {"digits_net": _compiled(
+                    _mlp(), loss=eg.losses.SparseCategoricalCrossentropy(from_logits=True)),
+                    "digits_test_acc": 0.1}),
+        Mistake("digits_net's outputs are not probabilities (its last layer has no softmax), "
+                "but the loss reads them as probabilities: end the model with "
+                "activation=\"softmax\", or compile with "
+                "eg.losses.SparseCategoricalCrossentropy(from_logits=True).",
+                when=lambda got, ref: not got["probabilities"] and got["expects probabilities"],
+                example=lambda: {"digits_net": _compiled(_mlp(output_activation=None)),
+                                 "digits_test_acc": 0.1}),
+        Mistake(f"digits_net has more than {MAX_PARAMS:,} parameters (Total params in its "
+                "summary()): the lesson's net and cnn are too large. Build a smaller model, "
+                "such as the MLP of section 2 with fewer hidden units.",
+                when=lambda got, ref: not got["within the budget"],
+                example=lambda: {"digits_net": _mlp(hidden=128), "digits_test_acc": 0.1}),
+        Mistake("digits_net does about as well as guessing: it has not been trained. Compile "
+                "it, then fit it on x_fit and y_fit; if fit stopped with an error, its message "
+                "says what to change (class ids as labels go with "
+                "\"sparse_categorical_crossentropy\", one-hot labels with "
+                "\"categorical_crossentropy\").",
+                when=lambda got, ref: got["accuracy"] < 0.5,
+                example=lambda: {"digits_net": _mlp(), "digits_test_acc": 0.1}),
+        Mistake(f"digits_net has learnt, but it classifies fewer than {REQUIRED_ACCURACY:.0%} "
+                "of the test images right: train it longer (more epochs; EarlyStopping of "
+                "section 3 finds how many), or with a larger learning rate such as "
+                "eg.train.AdamOptimizer(0.01).",
+                when=lambda got, ref: not got["above the bar"],
+                example=_barely_trained),
+        Mistake("digits_test_acc was measured on the training images (in fit's history, or "
+                "with evaluate on x_fit): the model learnt those, so the number flatters it. "
+                "Report its accuracy on x_test, images it has never seen (section 4).",
+                when=lambda got, ref: any(_measured_on(got, len(images), got["fit accuracy"])
+                                          for images in (_digits().x_fit, _digits().x_train)),
+                example=_reports(lambda net, history: history["accuracy"][-1])),
+        Mistake("digits_test_acc is the accuracy on the validation images: fit looked at them "
+                "after every epoch (and early stopping chooses by them). The number to report "
+                "is the accuracy on x_test (section 4).",
+                when=lambda got, ref: abs(got["reported"] - got["val accuracy"]) < 1e-6,
+                example=_reports(lambda net, history: history["val_accuracy"][-1])),
+        Mistake("digits_test_acc looks like a percentage: give the fraction between 0 and 1, "
+                "as evaluate returns it.",
+                when=lambda got, ref: abs(got["reported"] - 100 * got["accuracy"]) < 1e-4,
+                example=_reports(lambda net, history: 100 * _test_accuracy(net))),
+        Mistake("digits_test_acc is an accuracy on the test images, but not digits_net's as "
+                "it is now: was it measured on another model, or before its last training?",
+                when=lambda got, ref: _measured_on(got, len(_digits().x_test)),
+                example=lambda: {"digits_net": _trained_mlp()[0],
+                                 "digits_test_acc": _barely_trained()["digits_test_acc"]}),
+    ),
+)
+
+
+# ----------------------------------------------------- 6.2: a CNN's parameters, layer by layer
+def _stack():
+    """The stack that 6.2's prompt shows."""
+    return eg.Sequential([
+        layers.Conv2D(16, 3, padding="same", activation="relu", input_shape=(8, 8, 1)),
+        layers.MaxPooling2D(),
+        layers.Conv2D(8, 3, activation="relu"),
+        layers.Flatten(),
+        layers.Dense(20, activation="relu"),
+        layers.Dense(10, activation="softmax"),
+    ])
+
+
+_WEIGHTED = ("conv1_params", "conv2_params", "dense1_params", "dense2_params")
+
+
+@functools.cache
+def _stack_layers():
+    """conv1, conv2, flatten, dense1 and dense2 of the stack, built."""
+    conv1, _, conv2, flatten, dense1, dense2 = _stack().layers
+    return SimpleNamespace(conv1=conv1, conv2=conv2, flatten=flatten, dense1=dense1,
+                           dense2=dense2)
+
+
+def _stack_counts():
+    """What summary() says: each weighted layer's parameters, and Flatten's length."""
+    s = _stack_layers()
+    return {"conv1_params": s.conv1.count_params(), "conv2_params": s.conv2.count_params(),
+            "flat_size": s.flatten.output_shape[-1], "dense1_params": s.dense1.count_params(),
+            "dense2_params": s.dense2.count_params()}
+
+
+def _weights_only():
+    """The counts without the biases."""
+    s = _stack_layers()
+    return dict(zip(_WEIGHTED, (s.conv1.kernel.size, s.conv2.kernel.size, s.dense1.kernel.size,
+                                s.dense2.kernel.size)))
+
+
+def _one_channel_filters():
+    """conv2's count if its 3×3 filters saw one channel only (with and without biases)."""
+    height, width, _, filters = _stack_layers().conv2.kernel.shape
+    return (filters * (height * width + 1), filters * height * width)
+
+
+def _three_channel_filters():
+    """conv1's count if its filters saw three colour channels (with and without biases)."""
+    height, width, _, filters = _stack_layers().conv1.kernel.shape
+    return (filters * (height * width * 3 + 1), filters * height * width * 3)
+
+
+def _biases_per_input_channel():
+    """conv2's count with one bias per input channel instead of one per filter."""
+    return _stack_layers().conv2.kernel.size + _stack_layers().conv2.kernel.shape[2]
+
+
+def _dense2_fed_by_flatten(got):
+    """dense2's count if it took Flatten's output (the reference's or the student's)."""
+    units = _stack_layers().dense2.kernel.shape[1]
+    return got["dense2_params"] in {(flat + 1) * units
+                                    for flat in (_stack_counts()["flat_size"], got["flat_size"])}
+
+
+def _with_counts(**changed):
+    return lambda: {**_stack_counts(), **changed}
+
+
+ex6_2 = Exercise(
+    "6.2",
+    reads={name: whole_number for name in ("conv1_params", "conv2_params", "flat_size",
+                                           "dense1_params", "dense2_params")},
+    reference=_stack_counts,
+    passed=lambda shown: (
+        f"{shown['conv1_params']}, {shown['conv2_params']}, {shown['dense1_params']} and "
+        f"{shown['dense2_params']} parameters, and {shown['flat_size']} numbers out of "
+        "Flatten: each filter or unit has a weight per input it sees, plus a bias."),
+    expected="Each name is one whole number: a layer's parameters as summary() counts them, "
+             "and flat_size the length of Flatten's output.",
+    mistakes=(
+        Mistake("the biases are missing: each filter of a Conv2D and each unit of a Dense "
+                "has one bias besides its weights.",
+                when=lambda got, ref: any(got[n] == w for n, w in _weights_only().items()),
+                example=lambda: {**_stack_counts(), **_weights_only()}),
+        Mistake("conv1_params: the digits are grey, with one channel (input_shape=(8, 8, 1)), "
+                "so a 3×3 filter of the first Conv2D has 3·3·1 weights, not 3·3·3.",
+                when=lambda got, ref: got["conv1_params"] in _three_channel_filters(),
+                example=_with_counts(conv1_params=_three_channel_filters()[0])),
+        Mistake("conv2_params: a Conv2D has one bias per filter (the second has 8), not one "
+                "per input channel.",
+                when=lambda got, ref: got["conv2_params"] == _biases_per_input_channel(),
+                example=_with_counts(conv2_params=_biases_per_input_channel())),
+        Mistake("conv2_params: a 3×3 filter of the second Conv2D covers all the channels "
+                "that the first one outputs (16 of them), not one: 3·3·16 weights and a "
+                "bias per filter.",
+                when=lambda got, ref: got["conv2_params"] in _one_channel_filters(),
+                example=_with_counts(conv2_params=_one_channel_filters()[0])),
+        Mistake("flat_size: Flatten's length is the shape the layer before it outputs, "
+                "multiplied out. padding=\"same\" keeps 8×8, the pooling halves it, and a 3×3 "
+                "convolution without padding trims a pixel on each side.",
+                when=lambda got, ref: got["flat_size"] != ref["flat_size"],
+                example=_with_counts(flat_size=4 * 4 * 8, dense1_params=(4 * 4 * 8 + 1) * 20)),
+        Mistake("dense2_params: the last Dense layer's inputs are the outputs of the Dense "
+                "layer just before it, not Flatten's: each layer sees only the one before it.",
+                when=lambda got, ref: _dense2_fed_by_flatten(got),
+                example=lambda: {**_stack_counts(), "dense2_params":
+                                 (_stack_counts()["flat_size"] + 1) * 10}),
+    ),
+)
+
+
+# ------------------------------------------------ 6.3: a shared encoder, and Add: a symmetric net
+_PAIR_CHECKED = ("inputs", "output shape", "parameters", "symmetric", "uses both images",
+                 "probabilities")
+
+
+def _pair_net(encoders=1, combine=layers.Add, flatten=True, twice_the_left=False,
+              output_activation="sigmoid"):
+    """6.3's model as the prompt asks for it, or with one of the known mistakes."""
+    img_a, img_b = eg.Input((8, 8)), eg.Input((8, 8))
+    dense = [layers.Dense(16, activation="relu") for _ in range(encoders)]
+    flat = layers.Flatten() if flatten else (lambda image: image)
+    code_a = dense[0](flat(img_a))
+    code_b = dense[-1](flat(img_a if twice_the_left else img_b))
+    merged = combine()([code_a, code_b])
+    same = layers.Dense(1, activation=output_activation)(merged)
+    return eg.Model([img_a, img_b], same)
+
+
+def _pair_outputs(net, left, right):
+    outputs = net.predict([left, right])
+    if not isinstance(outputs, np.ndarray):
+        raise WrongForm(f"pair_net should have one output; it gives {describe(outputs)}.")
+    return outputs
+
+
+def _measure_pair(net):
+    """What 6.3 checks: the wiring, the parameters, and swapping or changing the images."""
+    inputs = getattr(net, "inputs", None)
+    if not isinstance(inputs, (list, tuple)) or len(inputs) != 2:
+        raise WrongForm("pair_net should take two images: eg.Model([img_a, img_b], ...) with "
+                        "two eg.Input((8, 8)), as in section 7.")
+    shapes = [tuple(getattr(i, "shape", ())) for i in inputs]
+    if shapes != [(None, 8, 8)] * 2:
+        raise WrongForm(f"pair_net's inputs should be two 8×8 images, eg.Input((8, 8)); their "
+                        f"shapes are {shapes[0]} and {shapes[1]}.")
+    images = _digits().x_test
+    left, right, other = images[:16], images[16:32], images[32:48]
+    both = _pair_outputs(net, left, right)
+    return {
+        "inputs": len(inputs),
+        "output shape": tuple(net.output_shape),
+        "parameters": net.count_params(),
+        "symmetric": bool(np.allclose(both, _pair_outputs(net, right, left), atol=1e-6)),
+        "uses both images": not np.allclose(both, _pair_outputs(net, left, other)) and
+        not np.allclose(both, _pair_outputs(net, other, right)),
+        "probabilities": bool(both.min() >= 0 and both.max() <= 1),
+    }
+
+
+def _run_pair(answer):
+    net = answer["pair_net"]
+    got = _measure_pair(net)
+    # what the hints look at: how many Dense layers read an image's 64 pixels, and the merge
+    got["encoders"] = sum(isinstance(m, layers.Dense) and m.kernel.shape[0] == 64
+                          for m in net.modules())
+    got["concatenates"] = any(isinstance(m, layers.Concatenate) for m in net.modules())
+    return got
+
+
+ex6_3 = Exercise(
+    "6.3",
+    reads={"pair_net": keras_model},
+    run=_run_pair,
+    reference=lambda: _measure_pair(_pair_net()),
+    passed="pair_net has two inputs, one encoder for both ({parameters:,} parameters), and "
+           "gives the same answer when the images are swapped: a + b = b + a.",
+    expected="pair_net is an eg.Model with two (8, 8) inputs, one Flatten and Dense(16, "
+             "relu) encoder applied to both, layers.Add() to merge them and Dense(1, sigmoid): "
+             "its output has shape (None, 1).",
+    mistakes=(
+        Mistake("pair_net gives more than one number per pair: a Dense layer on an 8×8 image "
+                "works on its last axis only. Flatten each image before the encoder.",
+                when=lambda got, ref: len(got["output shape"]) > 2,
+                example=lambda: {"pair_net": _pair_net(flatten=False)}),
+        Mistake("the two images go through two different Dense layers, so they are encoded "
+                "differently (and the parameters count twice): create the encoder once and "
+                "call that same layer on both images.",
+                when=lambda got, ref: got["encoders"] > 1,
+                example=lambda: {"pair_net": _pair_net(encoders=2)}),
+        Mistake("Concatenate keeps the two codes apart, [a, b] is not [b, a], and the Dense "
+                "after it weighs the two halves differently: merge them with layers.Add(), "
+                "since a + b = b + a.",
+                when=lambda got, ref: got["concatenates"],
+                example=lambda: {"pair_net": _pair_net(combine=layers.Concatenate)}),
+        Mistake("pair_net's answer does not change when one of the images does: one of them "
+                "never reaches the output. Pass each Input through the encoder (img_a and "
+                "img_b, not one of them twice).",
+                when=lambda got, ref: not got["uses both images"],
+                example=lambda: {"pair_net": _pair_net(twice_the_left=True)}),
+        Mistake("pair_net's output is not a probability: give the last Dense(1) "
+                "activation=\"sigmoid\", as for any yes/no answer.",
+                when=lambda got, ref: not got["probabilities"],
+                example=lambda: {"pair_net": _pair_net(output_activation=None)}),
+    ),
+)
+
+
+# --------------------------------------------------------------- 6.4: batch norm by hand
+_rng = np.random.default_rng(6)
+# (what, x, gamma, beta, eps): the slide's batch with its constant feature; a batch of 5
+# with a large ε, so that where ε goes shows; NHWC images, where a feature is a channel
+_BATCHES = (
+    ("the slide's batch", np.array([[2.0, 1, 3, 2], [4, 1, 0, 4], [3, 1, 3, 0]]),
+     np.array([2.0, 1, 0.5, -1]), np.array([0.0, 0.5, -1, 0.25]), 1e-3),
+    ("a batch of 5", _rng.normal(2.0, 3.0, size=(5, 3)), np.array([1.5, -0.5, 2]),
+     np.array([0.1, 0.2, -0.3]), 0.5),
+    ("images", _rng.uniform(0.0, 1.0, size=(4, 3, 3, 2)), np.array([0.5, 2]),
+     np.array([1.0, -1]), 1e-3),
+)
+
+
+def _batch_norm_reference():
+    """eg.nn.moments over every axis but the last, then eg.nn.batch_normalization."""
+    results = {}
+    for what, *arrays, eps in _BATCHES:
+        x, gamma, beta = (eg.tensor(a, dtype=eg.float64) for a in arrays)
+        mean, variance = eg.nn.moments(x, axes=list(range(x.ndim - 1)))
+        results[what] = eg.nn.batch_normalization(x, mean, variance, offset=beta, scale=gamma,
+                                                  variance_epsilon=eps).numpy()
+    return results
+
+
+def _returned_array(value, call, shape):
+    """What the student's function returned, as a float64 array of x's shape. Unlike the
+    array reader it keeps nan: 0/0 in a constant feature is one of the known mistakes."""
+    if isinstance(value, Tensor):
+        if value.graph is not None:
+            raise WrongForm(f"{call} returned a symbolic tensor of a graph: compute with numpy "
+                            "(or eager tensors), which have values.")
+        value = value.numpy()
+    try:
+        returned = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        returned = None
+    if value is None:
+        raise WrongForm(f"{call} returned None: is its `return` missing?")
+    if returned is None or returned.shape != shape:
+        raise WrongForm(f"{call} should return one array of x's shape {shape}, the normalised "
+                        f"batch; it returned {describe(value)}.")
+    return returned
+
+
+def _normalised_by(batch_norm):
+    """What a batch_norm(x, gamma, beta, eps) function returns on each of the batches."""
+    results = {}
+    for what, x, gamma, beta, eps in _BATCHES:
+        call = f"batch_norm_by_hand(x, gamma, beta, eps) on {what}"
+        results[what] = _returned_array(batch_norm(x.copy(), gamma.copy(), beta.copy(), eps),
+                                        call, x.shape)
+    return results
+
+
+def _batch_norm_with(axes=lambda x: tuple(range(x.ndim - 1)), ddof=0,
+                     scale=lambda variance, eps: np.sqrt(variance + eps),
+                     affine=lambda x_hat, gamma, beta: gamma * x_hat + beta):
+    """batch norm written the right way, or with one of the known mistakes."""
+    def batch_norm(x, gamma, beta, eps):
+        mean = x.mean(axis=axes(x), keepdims=True)
+        variance = x.var(axis=axes(x), ddof=ddof, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):    # 0/0 if ε is left out
+            return affine((x - mean) / scale(variance, eps), gamma, beta)
+    return batch_norm
+
+
+_per_example = _batch_norm_with(axes=lambda x: tuple(range(1, x.ndim)))
+_per_pixel = _batch_norm_with(axes=lambda x: (0,))
+_unbiased = _batch_norm_with(ddof=1)
+_eps_outside = _batch_norm_with(scale=lambda variance, eps: np.sqrt(variance) + eps)
+_eps_forgotten = _batch_norm_with(scale=lambda variance, eps: np.sqrt(variance))
+_no_scale_or_shift = _batch_norm_with(affine=lambda x_hat, gamma, beta: x_hat)
+_shift_then_scale = _batch_norm_with(affine=lambda x_hat, gamma, beta: (x_hat + beta) * gamma)
+
+
+def _same_on(what, batch_norm):
+    """Whether the answer agrees with batch_norm on one of the batches (where the others
+    would give nan or would not tell the mistake apart)."""
+    return lambda got, ref: np.allclose(got[what], _normalised_by(batch_norm)[what],
+                                        rtol=1e-5, atol=1e-6)
+
+
+ex6_4 = Exercise(
+    "6.4",
+    reads={"batch_norm_by_hand": function},
+    run=lambda answer: _normalised_by(answer["batch_norm_by_hand"]),
+    reference=_batch_norm_reference,
+    passed="batch_norm_by_hand matches eg.nn.moments and eg.nn.batch_normalization on the "
+           "slide's batch, on a batch with a large ε and on NHWC images (to 1e-5).",
+    expected="batch_norm_by_hand(x, gamma, beta, eps) returns an array of x's shape: "
+             "gamma · (x - mean) / sqrt(variance + eps) + beta, with each feature's mean and "
+             "variance over every axis but the last (checked to 1e-5).",
+    rtol=1e-5, atol=1e-6,
+    mistakes=(
+        Mistake("you normalised each example over its own features: that is layer norm. "
+                "Batch norm takes each feature's statistics over the batch (axis 0, a "
+                "column of the slide).",
+                gives=lambda: _normalised_by(_per_example),
+                example={"batch_norm_by_hand": _per_example}),
+        Mistake("right for a batch of vectors, but for images a feature is a channel: take "
+                "the statistics over the batch, the height and the width (every axis but the "
+                "last), as BatchNormalization after a Conv2D does.",
+                gives=lambda: _normalised_by(_per_pixel),
+                example={"batch_norm_by_hand": _per_pixel}),
+        Mistake("the variance divides by n - 1 (ddof=1, PyTorch's x.std(0)); batch norm "
+                "uses the batch's own variance, which divides by n (np.var's default, as "
+                "eg.nn.moments).",
+                gives=lambda: _normalised_by(_unbiased),
+                example={"batch_norm_by_hand": _unbiased}),
+        Mistake("ε goes inside the square root, sqrt(variance + eps), not after it: it is "
+                "added to the variance.",
+                gives=lambda: _normalised_by(_eps_outside),
+                example={"batch_norm_by_hand": _eps_outside}),
+        Mistake("ε is missing: divide by sqrt(variance + eps). Without it a feature that is "
+                "the same in every example (the slide's F2) divides 0 by 0.",
+                when=_same_on("a batch of 5", _eps_forgotten),
+                example={"batch_norm_by_hand": _eps_forgotten}),
+        Mistake("the result is normalised but not scaled and shifted: multiply by gamma and "
+                "add beta, the layer's learned scale and shift.",
+                gives=lambda: _normalised_by(_no_scale_or_shift),
+                example={"batch_norm_by_hand": _no_scale_or_shift}),
+        Mistake("scale first, then shift: gamma · x̂ + beta, not (x̂ + beta) · gamma.",
+                gives=lambda: _normalised_by(_shift_then_scale),
+                example={"batch_norm_by_hand": _shift_then_scale}),
+    ),
+)
+
+EXERCISES = [ex6_1, ex6_2, ex6_3, ex6_4]
