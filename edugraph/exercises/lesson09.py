@@ -9,7 +9,7 @@ import edugraph as eg
 from edugraph import nn
 from edugraph.keras import layers
 
-from .answers import WrongForm, array, describe, close, function, number, whole_number
+from .answers import WrongForm, array, close, describe, function, number, whole_number
 from .checking import Exercise, Mistake
 
 
