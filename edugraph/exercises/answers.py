@@ -104,11 +104,15 @@ def function(value, name):
 
 
 def choice(*options):
-    """A reader for one of a few named options, e.g. ``choice("x", "y", "both")``."""
+    """A reader for one of a few named options, e.g. ``choice("x", "y", "both")``. (Only a
+    value of an option's own type is compared: an array or a tensor answer is refused, not
+    compared elementwise.)"""
     def read(value, name):
-        if value not in options:
-            listed = ", ".join(repr(o) for o in options)
-            raise WrongForm(f"{name} should be one of {listed}; it is {describe(value)}.")
+        if not any(type(value) is type(o) and value == o for o in options):
+            listed = [repr(o) for o in options]
+            listed = ", ".join(listed[:-1]) + " or " + listed[-1] if len(listed) > 1 \
+                else listed[0]
+            raise WrongForm(f"{name} should be {listed}; it is {describe(value)}.")
         return value
     read.__doc__ = f"One of {options}."
     return read

@@ -8,19 +8,8 @@ import numpy as np
 import edugraph as eg
 from edugraph.data import Dataset
 
-from .answers import WrongForm, describe, function, number
+from .answers import WrongForm, choice, describe, function, number
 from .checking import Exercise, Mistake
-
-
-def _one_of(*options):
-    """A reader for one of a few named options (text only: an array or a tensor is not
-    compared with the options, it is refused)."""
-    def read(value, name):
-        if not isinstance(value, str) or value not in options:
-            listed = " or ".join(repr(o) for o in options)
-            raise WrongForm(f"{name} should be {listed}; it is {describe(value)}.")
-        return value
-    return read
 
 
 def _a_dataset(value, what):
@@ -282,7 +271,7 @@ _OVERLAPPED = ("fast_prefetch_ms", "fast_both_ms")
 ex8_2 = Exercise(
     "8.2",
     reads={**{name: number for name in _TIMES},
-           "fast_helps_more": _one_of("prefetch", "parallel map")},
+           "fast_helps_more": choice("prefetch", "parallel map")},
     reference=_predictions,
     passed="serial {fast_serial_ms:.0f} ms, parallel map {fast_parallel_ms:.0f} ms, prefetch "
            "{fast_prefetch_ms:.0f} ms, both {fast_both_ms:.0f} ms: with fast steps loading "
