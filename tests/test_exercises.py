@@ -104,20 +104,32 @@ def test_exercise_cells_carry_nbgraders_metadata(path):
 
 
 def _names_set(code):
-    """Names a cell's code binds at the top level (assignments, defs, imports, loops)."""
+    """Names a cell's code binds in the notebook's namespace (assignments, defs, imports,
+    loops), not the local names inside the functions and classes it defines."""
     try:
         tree = ast.parse(code)
     except SyntaxError:         # IPython magics: not Python, and set no answers
         return set()
-    names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            names.add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)):
+    names, scopes = set(), (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+    pending = list(tree.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)):
             names.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        if not isinstance(node, scopes):
+            pending.extend(ast.iter_child_nodes(node))
     return names
+
+
+def test_names_set_are_the_notebooks_not_a_functions_locals():
+    code = "import numpy as np\nx, (y, z) = 1, (2, 3)\nfor i in range(2):\n    k = i\n" \
+           "def f(a):\n    local = a\n    return local\nclass C:\n    attr = 1\n" \
+           "g = lambda q: q\nwith open('p') as handle:\n    pass\n"
+    assert _names_set(code) == {"np", "x", "y", "z", "i", "k", "f", "C", "g", "handle"}
 
 
 @pytest.mark.parametrize("path", SOLVED, ids=lambda p: p.name)
