@@ -40,6 +40,7 @@ from .view import GraphView, graph_view
 from . import data, datasets, initializers, layers, losses, train  # noqa: E402,F401
 from . import autograd, keras  # noqa: E402,F401  (torch.autograd, tf.keras)
 from . import cuda, optim  # noqa: E402,F401  (torch.cuda, torch.optim)
+from . import distribute  # noqa: E402,F401  (tf.distribute)
 from . import utils  # noqa: E402,F401  (torch.utils: eg.utils.data.DataLoader...)
 from .utils.serialization import load, save  # noqa: E402  (torch.save, torch.load)
 from .graph import *  # noqa: E402,F401,F403

@@ -10,7 +10,9 @@ Three ways to make one, as in Keras:
 
 ``fit`` is the plain loop one would write by hand: for each batch, run the model in training
 mode, add the layers' regularisation ``losses``, differentiate, and let the optimizer apply the
-gradients. It runs eagerly, on the current device (``with eg.device('/gpu:0'):``).
+gradients. It runs eagerly, on the current device (``with eg.device('/gpu:0'):``). A model made
+or compiled inside ``strategy.scope()`` (``eg.distribute``) trains on the strategy's replicas:
+``fit`` runs the strategy's step, which calls ``compute_gradients`` on each replica.
 """
 import numbers
 
@@ -21,6 +23,7 @@ from .. import autodiff, losses as losses_module
 from ..context import no_grad
 from ..data import INFINITE_CARDINALITY
 from ..devices import current_device
+from ..distribute.strategy import current_strategy
 from ..nest import map_structure
 from ..nn.module import KerasTensor, Module, _flat, _is_numbers
 from ..ops import random as _random
@@ -39,10 +42,13 @@ def Input(shape, dtype="float32", name=None):
 class Model(Module):
     """A trainable network: ``Model(inputs, outputs)`` (functional) or a subclass with ``call``."""
 
+    distribute_strategy = None      # the eg.distribute strategy whose scope made or compiled it
+
     def __init__(self, inputs=None, outputs=None, name=None, **kwargs):
         super().__init__(name=name, **kwargs)
         self.optimizer = self.loss = None
         self.stop_training = False
+        self.distribute_strategy = current_strategy()
         self._nodes = None
         if inputs is not None or outputs is not None:
             self._wire(inputs, outputs)
@@ -111,6 +117,7 @@ class Model(Module):
         """Choose the optimizer (name or ``eg.train`` optimizer), loss(es) and metrics."""
         self.optimizer = optimizers.get(optimizer)
         self.loss = loss
+        self.distribute_strategy = current_strategy() or self.distribute_strategy
         self._loss_fns = [losses_module.get(l) for l in loss] \
             if isinstance(loss, (list, tuple)) else losses_module.get(loss) if loss else None
         self._loss_weights = loss_weights
@@ -155,18 +162,25 @@ class Model(Module):
 
     def train_step(self, x, y):
         """One optimisation step on one batch; returns the batch's loss and metrics."""
+        grads_and_vars, logs = self.compute_gradients(x, y)
+        self.optimizer.apply_gradients([(g, v) for g, v in grads_and_vars if g is not None])
+        return logs
+
+    def compute_gradients(self, x, y):
+        """The first half of ``train_step``: the batch's (gradient, variable) pairs (the
+        gradient None for a variable the loss does not use) and its loss and metrics. A
+        strategy runs it on each replica and combines the gradients before applying them."""
         y_pred = self(x, training=True)
         variables = self.trainable_variables        # after the call: it may build the model
         loss = self._total_loss(y, y_pred)
         for term in self.losses:
             loss = loss + term
         grads = autodiff.grad(loss, variables, allow_unused=True)
-        self.optimizer.apply_gradients([(g, v) for g, v in zip(grads, variables)
-                                        if g is not None])
         with no_grad():
-            return {"loss": loss.item(), **self._metric_values(y, y_pred.detach()
+            logs = {"loss": loss.item(), **self._metric_values(y, y_pred.detach()
                                                                if isinstance(y_pred, Tensor)
                                                                else y_pred)}
+        return list(zip(grads, variables)), logs
 
     def test_step(self, x, y):
         with no_grad():
@@ -194,6 +208,8 @@ class Model(Module):
         for cb in cbs:
             cb.set_model(self)
         self.stop_training = False
+        train_step = self.train_step if self.distribute_strategy is None else \
+            self.distribute_strategy.train_step_for(self)     # data parallel: eg.distribute
         for cb in cbs:
             cb.on_train_begin()
         for epoch in range(initial_epoch, epochs):
@@ -203,7 +219,7 @@ class Model(Module):
             for step, (xb, yb) in enumerate(batches):
                 for cb in cbs:
                     cb.on_train_batch_begin(step)
-                batch_logs = self.train_step(xb, yb)
+                batch_logs = train_step(xb, yb)
                 n = _batch_size(xb)
                 seen += n
                 for k, v in batch_logs.items():
