@@ -107,6 +107,37 @@ def test_5_1_the_pass_line_reports_the_fit():
     assert line_of("5.1", SOLUTIONS["5.1"]).endswith("fit a, b, c = 1.00, -3.00, 2.00.")
 
 
+def test_5_1_the_step_gets_pytorch_parameters_and_tensorflows_assign_sub_works_too():
+    seen = []
+
+    def step(params, x, y, lr):
+        seen.extend(type(p) for p in params)
+        a, b, c = params
+        loss = ((a * x ** 2 + b * x + c - y) ** 2).mean()
+        loss.backward()
+        for p in params:
+            p.assign_sub(lr * p.grad)       # tf.Variable's spelling: nn.Parameter is one
+            p.grad = None
+        return loss.item()
+
+    assert line_of("5.1", {"quadratic_step": step}).startswith("✓ 5.1: ")
+    assert set(seen) == {eg.nn.Parameter}
+
+
+def test_5_1_gradients_zeroed_before_the_update_are_seen_as_never_moving():
+    def zeroed_first(params, x, y, lr):
+        a, b, c = params
+        loss = ((a * x ** 2 + b * x + c - y) ** 2).mean()
+        loss.backward()
+        with eg.no_grad():
+            for p in params:
+                p.grad.zero_()
+                p -= lr * p.grad
+        return loss.item()
+
+    assert "the parameters never moved" in line_of("5.1", {"quadratic_step": zeroed_first})
+
+
 def test_5_1_an_update_outside_no_grad_names_the_students_line():
     def step(params, x, y, lr):
         a, b, c = params
@@ -133,7 +164,7 @@ def test_5_1_rebinding_the_name_and_returning_none_are_explained():
         c = c - lr * c.grad
         return loss.item()
 
-    assert "the Variables never moved" in line_of("5.1", {"quadratic_step": rebinds})
+    assert "the parameters never moved" in line_of("5.1", {"quadratic_step": rebinds})
 
     def no_return(params, x, y, lr):
         quadratic_step(params, x, y, lr)

@@ -2,6 +2,7 @@
 that need more than their example (tests/test_exercises.py feeds every example) are seen."""
 import functools
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -10,6 +11,7 @@ import edugraph as eg
 from edugraph import layers
 from edugraph.exercises import ExerciseNotPassed
 from edugraph.exercises.checking import find
+from edugraph.exercises.lesson06 import _CE_BATCHES as CROSS_ENTROPY_BATCHES
 
 
 def line_of(exercise_id, namespace):
@@ -160,7 +162,7 @@ def test_6_3_a_shared_encoder_passes_also_as_a_sequential_and_a_changed_one_fail
 def test_6_3_a_model_with_one_input_is_told_to_take_two():
     assert line_of("6.3", {"pair_net": mlp()}) == (
         "✗ 6.3: pair_net should take two images: eg.Model([img_a, img_b], ...) with two "
-        "eg.Input((8, 8)), as in section 7.")
+        "eg.Input((8, 8)), as in section 8.")
 
 
 # ------------------------------------------------------------------------------ 6.4
@@ -214,14 +216,123 @@ def test_6_4_a_function_that_changes_x_in_place_does_not_spoil_the_check():
     assert line_of("6.4", {"batch_norm_by_hand": in_place}).startswith("✓ 6.4")
 
 
-@pytest.mark.parametrize("exercise_id", ["6.1", "6.2", "6.3", "6.4"])
+# ------------------------------------------------------------------------------ 6.5
+def cross_entropy(logits, labels):
+    """Written another way than the lesson's: one-hot rows and np.logaddexp."""
+    n, classes = logits.shape
+    y = np.eye(classes)[labels]
+    log_p = logits - np.logaddexp.reduce(logits, axis=1)[:, None]
+    return -(y * log_p).sum() / n, (np.exp(log_p) - y) / n
+
+
+def test_6_5_numpy_passes_and_a_nudged_loss_or_gradient_fails():
+    assert line_of("6.5", {"cross_entropy_by_hand": cross_entropy}) == (
+        "✓ 6.5: cross_entropy_by_hand matches F.cross_entropy and its backward pass on 3 "
+        "batches, logits of ±1000 among them (to 1e-6): the loss is the mean of -log p of "
+        "each label, and its gradient (p - y) / N.")
+    for nudge in (lambda loss, grad: (loss * 1.0001, grad),
+                  lambda loss, grad: (loss, grad * 1.0001)):
+        assert line_of("6.5", {"cross_entropy_by_hand": lambda z, y: nudge(*cross_entropy(z, y))}
+                       ).startswith("✗ 6.5: not right yet")
+
+
+def test_6_5_the_reference_is_pytorchs_cross_entropy():
+    torch = pytest.importorskip("torch")
+    references = find("6.5").right_answer()
+    for what, logits, labels in CROSS_ENTROPY_BATCHES:
+        reference = references[what]
+        z = torch.tensor(logits, requires_grad=True)
+        loss = torch.nn.functional.cross_entropy(z, torch.tensor(labels))
+        loss.backward()
+        assert np.isclose(reference["loss"], loss.item(), rtol=1e-12)
+        np.testing.assert_allclose(reference["grad"], z.grad.numpy(), rtol=1e-9, atol=1e-15)
+
+
+def test_6_5_eager_tensors_lists_and_a_function_that_changes_its_input_pass():
+    def with_edugraph(logits, labels):
+        z = eg.tensor(logits, requires_grad=True)
+        loss = eg.nn.functional.cross_entropy(z, eg.tensor(labels))
+        loss.backward()
+        return loss, z.grad
+
+    def in_place(logits, labels):
+        logits -= logits.max(axis=1, keepdims=True)
+        return cross_entropy(logits, labels)
+
+    def as_lists(logits, labels):
+        loss, grad = cross_entropy(logits, labels)
+        return [float(loss), grad.tolist()]
+
+    for answer in (with_edugraph, in_place, in_place, as_lists):
+        assert line_of("6.5", {"cross_entropy_by_hand": answer}).startswith("✓ 6.5")
+
+
+def test_6_5_a_missing_keepdims_names_the_line_and_says_what_broadcasts():
+    def cross_entropy_by_hand(logits, labels):
+        shifted = logits - logits.max(axis=1)
+        return shifted, shifted
+
+    line = line_of("6.5", {"cross_entropy_by_hand": cross_entropy_by_hand})
+    assert line.startswith("✗ 6.5: running your answer raised ValueError: operands could not "
+                           "be broadcast together with shapes (4,3) (4,)")
+    assert re.search(r"\(in cross_entropy_by_hand, line \d+: shifted = logits - "
+                     r"logits\.max\(axis=1\)\)\. One number per example", line), line
+    assert line.endswith("a row's max or sum needs keepdims=True (shape (4, 1)), and labels "
+                         "are class ids, not one-hot rows: pick p[np.arange(4), labels], or "
+                         "make one-hot rows with np.eye(3)[labels].")
+
+
+def test_6_5_the_pair_in_the_wrong_order_or_per_example_losses_are_told_apart():
+    swapped = line_of("6.5", {"cross_entropy_by_hand": lambda z, y: cross_entropy(z, y)[::-1]})
+    assert swapped == ("✗ 6.5: cross_entropy_by_hand(logits, labels) on positive logits should "
+                       "return the loss first, one number; it is an array of shape (4, 3). "
+                       "Return loss, grad in that order.")
+
+    def per_example(logits, labels):
+        loss, grad = cross_entropy(logits, labels)
+        return np.full(len(labels), loss), grad
+
+    assert "returned one loss per example (shape (4,))" in line_of(
+        "6.5", {"cross_entropy_by_hand": per_example})
+    assert "should return a pair, loss, grad; it returned a float" in line_of(
+        "6.5", {"cross_entropy_by_hand": lambda z, y: cross_entropy(z, y)[0]})
+
+
+def test_6_5_the_mean_loss_with_a_summed_gradient_and_the_sum_get_different_hints():
+    def gradient_of_the_sum(logits, labels):
+        loss, grad = cross_entropy(logits, labels)
+        return loss, grad * len(labels)
+
+    def summed(logits, labels):
+        loss, grad = cross_entropy(logits, labels)
+        return loss * len(labels), grad * len(labels)
+
+    assert "divide p - y by the batch size" in line_of(
+        "6.5", {"cross_entropy_by_hand": gradient_of_the_sum})
+    assert "are sums over the batch" in line_of("6.5", {"cross_entropy_by_hand": summed})
+
+
+def test_6_5_an_overflow_is_diagnosed_without_a_numpy_warning():
+    def naive(logits, labels):
+        p = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+        y = np.eye(logits.shape[1])[labels]
+        return -np.log(p[np.arange(len(labels)), labels]).mean(), (p - y) / len(labels)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        line = line_of("6.5", {"cross_entropy_by_hand": naive})
+    assert line.startswith("✗ 6.5: right, until the logits are large: e^1000 overflows")
+
+
+@pytest.mark.parametrize("exercise_id", ["6.1", "6.2", "6.3", "6.4", "6.5"])
 def test_the_pass_line_is_one_deterministic_line(exercise_id):
     answers = {"6.1": lambda: dict(zip(("digits_net", "digits_test_acc"),
                                        logits_mlp_past_the_bar())),
                "6.2": lambda: BY_HAND_6_2,
                "6.3": lambda: {"pair_net": pair_net(eg.Sequential([
                    layers.Flatten(input_shape=(8, 8)), layers.Dense(16, activation="relu")]))},
-               "6.4": lambda: {"batch_norm_by_hand": batch_norm}}
+               "6.4": lambda: {"batch_norm_by_hand": batch_norm},
+               "6.5": lambda: {"cross_entropy_by_hand": cross_entropy}}
     first, again = line_of(exercise_id, answers[exercise_id]()), \
         line_of(exercise_id, answers[exercise_id]())
     assert first == again and "\n" not in first and first.startswith(f"✓ {exercise_id}: ")

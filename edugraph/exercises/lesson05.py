@@ -27,16 +27,17 @@ QUAD_LR, QUAD_STEPS, QUAD_FIT_STEPS = 0.05, 3, 200
 
 
 def _quadratic_step(params, x, y, lr, reduce="mean", resets=True, direction=-1.0):
-    """edugraph's step; the keywords make the mistakes: the loss summed, gradients kept,
-    a step uphill."""
+    """edugraph's step, PyTorch's way; the keywords make the mistakes: the loss summed,
+    gradients kept, a step uphill."""
     a, b, c = params
     squares = (a * x ** 2 + b * x + c - y) ** 2
     loss = squares.mean() if reduce == "mean" else squares.sum()
     loss.backward()
-    for p in params:
-        p.assign_add(direction * lr * p.grad)
-        if resets:
-            p.grad = None
+    with eg.no_grad():
+        for p in params:
+            p += direction * lr * p.grad
+            if resets:
+                p.grad.zero_()
     return loss.item()
 
 
@@ -48,13 +49,13 @@ def _swapped_features(params, x, y, lr):
 
 def _steps(step, num_steps=QUAD_STEPS):
     """The loss of each step and a, b, c after it, for ``step`` run from a = b = c = 0."""
-    params = [eg.Variable(0.0, name=name) for name in "abc"]
+    params = [eg.nn.Parameter(eg.tensor(0.0)) for _ in "abc"]
     x, y = eg.tensor(QUAD_X), eg.tensor(QUAD_Y)
     losses, after = [], []
     for _ in range(num_steps):
         loss = _returned(step(list(params), x, y, QUAD_LR), "quadratic_step(params, x, y, lr)")
         losses.append(number(loss, "the loss quadratic_step returns"))
-        after.append([p.item() for p in params])    # the Variables the check made
+        after.append([p.item() for p in params])    # the parameters the check made
     return {"losses": np.array(losses), "params": np.array(after)}
 
 
@@ -71,19 +72,19 @@ ex5_1 = Exercise(
     run=lambda answer: _steps(answer["quadratic_step"]),
     reference=lambda: _steps(_quadratic_step),
     passed=_quadratic_passed,
-    expected="quadratic_step(params, x, y, lr) moves the three Variables in params by -lr "
+    expected="quadratic_step(params, x, y, lr) moves the three parameters in params by -lr "
              "times their gradient of the mean squared error and returns the loss as one "
              "number (checked over 3 steps, to 1e-4).",
     rtol=1e-4, atol=1e-6,
     mistakes=(
-        Mistake("the Variables never moved: `p = p - lr * p.grad` makes a new tensor and "
-                "only rebinds the name p. Change the Variable itself: p.assign_sub(...), or "
-                "p -= ... under eg.no_grad().",
+        Mistake("the parameters never moved: `p = p - lr * p.grad` makes a new tensor and "
+                "only rebinds the name p. Change the parameter itself, in place: "
+                "p -= lr * p.grad under `with eg.no_grad():`.",
                 when=lambda got, reference: np.all(got["params"] == 0),
                 example={"quadratic_step": lambda params, x, y, lr: 1.0}),
         Mistake("step 1 is right, then the steps grow: backward() adds into .grad, so "
-                "without a reset each step uses the sum of all the gradients so far. Set "
-                "p.grad = None after the update.",
+                "without a reset each step uses the sum of all the gradients so far. Zero "
+                "them after the update: p.grad.zero_() (or p.grad = None).",
                 gives=lambda: _steps(lambda *args: _quadratic_step(*args, resets=False)),
                 example={"quadratic_step":
                          lambda *args: _quadratic_step(*args, resets=False)}),

@@ -1,6 +1,7 @@
 """Lesson 6's exercises: train a digits classifier past a stated test accuracy and report it
 honestly; count a CNN's parameters layer by layer; a functional model with a shared layer that
-cannot tell left from right; batch normalisation by hand."""
+cannot tell left from right; batch normalisation by hand; softmax cross-entropy and its gradient
+p - y by hand."""
 import functools
 from types import SimpleNamespace
 
@@ -10,8 +11,9 @@ import edugraph as eg
 from edugraph import layers
 from edugraph.tensor import Tensor
 
-from .answers import WrongForm, describe, function, number, whole_number
+from .answers import WrongForm, close, describe, function, number, whole_number
 from .checking import Exercise, Mistake
+from .checking import _what_went_wrong as what_went_wrong   # the error and the student's line
 
 
 def keras_model(value, name):
@@ -212,19 +214,19 @@ ex6_1 = Exercise(
                 example=lambda: {"digits_net": _mlp(), "digits_test_acc": 0.1}),
         Mistake(f"digits_net has learnt, but it classifies fewer than {REQUIRED_ACCURACY:.0%} "
                 "of the test images right: train it longer (more epochs; EarlyStopping of "
-                "section 3 finds how many), or with a larger learning rate such as "
+                "section 4 finds how many), or with a larger learning rate such as "
                 "eg.train.AdamOptimizer(0.01).",
                 when=lambda got, ref: not got["above the bar"],
                 example=_barely_trained),
         Mistake("digits_test_acc was measured on the training images (in fit's history, or "
                 "with evaluate on x_fit): the model learnt those, so the number flatters it. "
-                "Report its accuracy on x_test, images it has never seen (section 4).",
+                "Report its accuracy on x_test, images it has never seen (section 5).",
                 when=lambda got, ref: any(_measured_on(got, len(images), got["fit accuracy"])
                                           for images in (_digits().x_fit, _digits().x_train)),
                 example=_reports(lambda net, history: history["accuracy"][-1])),
         Mistake("digits_test_acc is the accuracy on the validation images: fit looked at them "
                 "after every epoch (and early stopping chooses by them). The number to report "
-                "is the accuracy on x_test (section 4).",
+                "is the accuracy on x_test (section 5).",
                 when=lambda got, ref: abs(got["reported"] - got["val accuracy"]) < 1e-6,
                 example=_reports(lambda net, history: history["val_accuracy"][-1])),
         Mistake("digits_test_acc looks like a percentage: give the fraction between 0 and 1, "
@@ -380,7 +382,7 @@ def _measure_pair(net):
     inputs = getattr(net, "inputs", None)
     if not isinstance(inputs, (list, tuple)) or len(inputs) != 2:
         raise WrongForm("pair_net should take two images: eg.Model([img_a, img_b], ...) with "
-                        "two eg.Input((8, 8)), as in section 7.")
+                        "two eg.Input((8, 8)), as in section 8.")
     shapes = [tuple(getattr(i, "shape", ())) for i in inputs]
     if shapes != [(None, 8, 8)] * 2:
         raise WrongForm(f"pair_net's inputs should be two 8×8 images, eg.Input((8, 8)); their "
@@ -575,4 +577,216 @@ ex6_4 = Exercise(
     ),
 )
 
-EXERCISES = [ex6_1, ex6_2, ex6_3, ex6_4]
+
+
+# -------------------------------------------- 6.5: softmax cross-entropy and its gradient by hand
+# (what, logits, labels). Positive logits first, so that the log of a logit is a number there
+# and that mistake shows; then both signs and more classes; then logits of ±1000, where e^z
+# overflows unless each row's largest logit is subtracted first, and where a probability
+# underflows to 0 (its log is -inf) unless the log-probabilities come from log-sum-exp. Every
+# batch has at least as many examples as classes, so that labels used as row indices still run.
+_CE_BATCHES = (
+    ("positive logits", np.array([[2.0, 1.0, 0.5], [0.3, 2.5, 1.2], [1.0, 1.0, 3.0],
+                                  [0.2, 0.4, 0.1]]), np.array([0, 2, 2, 1])),
+    ("logits of both signs", np.array([[1.5, -0.5, 0.0, 2.0], [-1.0, 0.5, 3.0, -2.0],
+                                       [0.3, -0.3, 0.8, 0.1], [2.2, 1.1, -0.4, 0.0],
+                                       [-0.7, -1.2, 0.6, 1.9]]), np.array([3, 0, 1, 3, 2])),
+    ("logits of ±1000", np.array([[1000.0, 0.0, -1000.0], [-1000.0, 1000.0, 0.0],
+                                  [0.0, -1000.0, 1000.0]]), np.array([2, 1, 0])),
+)
+_ALL_BATCHES = tuple(what for what, *_ in _CE_BATCHES)
+_POSITIVE_LOGITS, _LARGE_LOGITS = _ALL_BATCHES[0], _ALL_BATCHES[-1]
+_SAFE_BATCHES = _ALL_BATCHES[:-1]          # no overflow or underflow in these
+
+
+def _cross_entropy_reference():
+    """The mean cross-entropy with PyTorch's F.cross_entropy, its gradient by backward()."""
+    results = {}
+    for what, logits, labels in _CE_BATCHES:
+        z = eg.tensor(logits, requires_grad=True)
+        loss = eg.nn.functional.cross_entropy(z, eg.tensor(labels))
+        loss.backward()
+        results[what] = {"loss": loss.item(), "grad": z.grad.numpy()}
+    return results
+
+
+def _loss_and_gradient(returned, call, logits_shape):
+    """(loss, grad) as a float and a float64 array of the logits' shape. Unlike the number and
+    array readers this keeps nan and inf: an overflow is one of the known mistakes."""
+    if returned is None:
+        raise WrongForm(f"{call} returned None: end the function with `return loss, grad`.")
+    if not isinstance(returned, (tuple, list)) or len(returned) != 2:
+        raise WrongForm(f"{call} should return a pair, loss, grad; it returned "
+                        f"{describe(returned)}.")
+    loss, grad = (v.numpy() if isinstance(v, Tensor) and v.graph is None else v
+                  for v in returned)
+    try:
+        loss, grad = np.asarray(loss, dtype=np.float64), np.asarray(grad, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise WrongForm(f"{call} should return two arrays of numbers, loss and grad; it "
+                        f"returned {describe(loss)} and {describe(grad)}.") from None
+    if loss.size == logits_shape[0] and loss.size > 1:
+        raise WrongForm(f"{call} returned one loss per example (shape {loss.shape}): the loss "
+                        "is one number, the mean over the batch.")
+    if loss.size != 1:
+        raise WrongForm(f"{call} should return the loss first, one number; it is an array of "
+                        f"shape {loss.shape}. Return loss, grad in that order.")
+    if grad.shape != logits_shape:
+        raise WrongForm(f"{call} should return a gradient of the logits' shape {logits_shape}, "
+                        f"one number per logit; it has shape {grad.shape}.")
+    return float(loss.reshape(())), grad
+
+
+def _cross_entropy_of(fn):
+    """What fn(logits, labels) returns on each batch."""
+    results = {}
+    for what, logits, labels in _CE_BATCHES:
+        call = f"cross_entropy_by_hand(logits, labels) on {what}"
+        try:
+            with np.errstate(all="ignore"):     # an overflow is judged below, not printed
+                returned = fn(logits.copy(), labels.copy())
+        except ValueError as error:
+            if "broadcast" not in str(error):
+                raise
+            batch, classes = logits.shape
+            raise WrongForm(
+                f"{what_went_wrong(error)}. One number per example, "
+                f"shape ({batch},), does not broadcast against the logits, shape ({batch}, "
+                f"{classes}): a row's max or sum needs keepdims=True (shape ({batch}, 1)), and "
+                f"labels are class ids, not one-hot rows: pick p[np.arange({batch}), labels], "
+                f"or make one-hot rows with np.eye({classes})[labels].") from None
+        results[what] = dict(zip(("loss", "grad"),
+                                 _loss_and_gradient(returned, call, logits.shape)))
+    return results
+
+
+# the right answer in numpy, and the known mistakes, each a function (logits, labels) -> pair
+def _softmax(z):
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def _log_softmax(z):
+    shifted = z - z.max(axis=1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+
+
+def _picked(rows, labels):
+    """Each example's entry at its label."""
+    return rows[np.arange(len(labels)), labels]
+
+
+def _one_hot(labels, num_classes):
+    return np.eye(num_classes)[labels]
+
+
+def _cross_entropy_with(log_probs=_log_softmax, probs=_softmax, sign=1.0, loss_reduce=np.mean,
+                        per_example_gradient=True):
+    """The loss -log p of each label, reduced over the batch, and its gradient (p - y) / N, or
+    one of the known mistakes: other (log-)probabilities, y - p, a sum, a gradient not / N."""
+    def cross_entropy(logits, labels):
+        n, classes = logits.shape
+        loss = loss_reduce(-_picked(log_probs(logits), labels))
+        grad = sign * (probs(logits) - _one_hot(labels, classes))
+        return loss, grad / n if per_example_gradient and loss_reduce is np.mean else grad
+    return cross_entropy
+
+
+_softmax_twice = _cross_entropy_with(log_probs=lambda z: _log_softmax(_softmax(z)),
+                                     probs=lambda z: _softmax(_softmax(z)))
+_y_minus_p = _cross_entropy_with(sign=-1.0)
+_gradient_of_the_sum = _cross_entropy_with(per_example_gradient=False)
+_summed = _cross_entropy_with(loss_reduce=np.sum)
+_log_of_logits = _cross_entropy_with(log_probs=np.log)
+_logits_as_log_probabilities = _cross_entropy_with(log_probs=lambda z: z)
+_no_max_subtracted = _cross_entropy_with(
+    log_probs=lambda z: np.log(np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)),
+    probs=lambda z: np.exp(z) / np.exp(z).sum(axis=1, keepdims=True))
+_log_of_softmax = _cross_entropy_with(log_probs=lambda z: np.log(_softmax(z)))
+
+
+def _rows_by_label(logits, labels):
+    """labels used as row indices, p[labels], where each example's own row is meant."""
+    n, _ = logits.shape
+    p = _softmax(logits)
+    grad = p.copy()
+    grad[labels] -= 1
+    return np.mean(-np.log(p[labels])), grad / n
+
+
+def _same_loss_on(batches, wrong):
+    """Whether the answer's loss is wrong's on these batches (where it is a number)."""
+    def matches(got, ref):
+        made = _cross_entropy_of(wrong)
+        return all(np.isclose(got[b]["loss"], made[b]["loss"], rtol=1e-6) for b in batches)
+    return matches
+
+
+def _right_on_safe_batches(got, ref):
+    return all(close(got[b], ref[b], 1e-6, 1e-9) for b in _SAFE_BATCHES)
+
+
+def _large_logits(got):
+    return got[_LARGE_LOGITS]
+
+
+ex6_5 = Exercise(
+    "6.5",
+    reads={"cross_entropy_by_hand": function},
+    run=lambda answer: _cross_entropy_of(answer["cross_entropy_by_hand"]),
+    reference=_cross_entropy_reference,
+    passed="cross_entropy_by_hand matches F.cross_entropy and its backward pass on 3 batches, "
+           "logits of ±1000 among them (to 1e-6): the loss is the mean of -log p of each "
+           "label, and its gradient (p - y) / N.",
+    expected="cross_entropy_by_hand(logits, labels) returns loss, grad: the mean over the "
+             "batch of -log softmax(logits)[label], one number, and its gradient with respect "
+             "to the logits, an array of their shape (checked to 1e-6).",
+    mistakes=(
+        Mistake("the softmax is applied twice: your probabilities went through a second "
+                "softmax, which squeezes them towards 1/classes. The cross-entropy takes the "
+                "softmax of the logits once.",
+                gives=lambda: _cross_entropy_of(_softmax_twice),
+                example={"cross_entropy_by_hand": _softmax_twice}),
+        Mistake("the loss took the log of the logits, as if they were probabilities; the "
+                "logits are any real numbers (the log of a negative one is nan). Take the "
+                "softmax first: log p = z - log Σ e^z.",
+                when=_same_loss_on((_POSITIVE_LOGITS,), _log_of_logits),
+                example={"cross_entropy_by_hand": _log_of_logits}),
+        Mistake("the loss is -z of the label, as if the logits were log-probabilities: "
+                "subtract each row's log Σ e^z from its logits first (log p = z - log Σ e^z).",
+                when=_same_loss_on(_ALL_BATCHES, _logits_as_log_probabilities),
+                example={"cross_entropy_by_hand": _logits_as_log_probabilities}),
+        Mistake("the gradient has the wrong sign: dL/dz = p - y (the probabilities minus "
+                "the one-hot label), so raising the right class's logit lowers the loss.",
+                gives=lambda: _cross_entropy_of(_y_minus_p),
+                example={"cross_entropy_by_hand": _y_minus_p}),
+        Mistake("the loss is the mean over the batch, but the gradient is that of the sum: "
+                "each example's share of a mean is 1/N, so divide p - y by the batch size.",
+                gives=lambda: _cross_entropy_of(_gradient_of_the_sum),
+                example={"cross_entropy_by_hand": _gradient_of_the_sum}),
+        Mistake("the loss and its gradient are sums over the batch: Keras's losses and "
+                "PyTorch's F.cross_entropy take the mean, so divide both by the batch size.",
+                gives=lambda: _cross_entropy_of(_summed),
+                example={"cross_entropy_by_hand": _summed}),
+        Mistake("labels were used as row indices (p[labels], grad[labels] -= 1), which picks "
+                "whole rows: example i's probability of its class is p[i, labels[i]], so "
+                "index with p[np.arange(N), labels].",
+                gives=lambda: _cross_entropy_of(_rows_by_label),
+                example={"cross_entropy_by_hand": _rows_by_label}),
+        Mistake("right, until the logits are large: e^1000 overflows to inf, and inf / inf "
+                "is nan. Subtract each row's largest logit first (softmax does not change "
+                "when the same number is added to a row): then the largest e^z is e^0 = 1.",
+                when=lambda got, ref: _right_on_safe_batches(got, ref) and not np.isfinite(
+                    _large_logits(got)["grad"]).all(),
+                example={"cross_entropy_by_hand": _no_max_subtracted}),
+        Mistake("the softmax is safe and the gradient right, but the loss is inf for logits "
+                "of ±1000: a probability of e^-2000 is 0 in floating point, and log 0 = -inf. "
+                "Compute the log-probabilities directly: log p = z - m - log Σ e^(z - m), "
+                "with m the row's largest logit.",
+                when=lambda got, ref: _right_on_safe_batches(got, ref) and np.isinf(
+                    _large_logits(got)["loss"]),
+                example={"cross_entropy_by_hand": _log_of_softmax}),
+    ),
+)
+
+EXERCISES = [ex6_1, ex6_2, ex6_3, ex6_4, ex6_5]
