@@ -106,9 +106,9 @@ class Exercise:
             if not e.args:          # the stub's `raise NotImplementedError()`
                 raise NotAttempted(f"{self.id} not attempted yet: {_what_to_do(self.reads)}")\
                     from None
-            raise ExerciseNotPassed(f"✗ {self.id}: {_what_went_wrong(e)}") from None
+            raise ExerciseNotPassed(f"✗ {self.id}: {what_went_wrong(e)}") from None
         except Exception as e:
-            raise ExerciseNotPassed(f"✗ {self.id}: {_what_went_wrong(e)}") from None
+            raise ExerciseNotPassed(f"✗ {self.id}: {what_went_wrong(e)}") from None
         reference = self.right_answer()
         if close(got, reference, self.rtol, self.atol):
             shown = {**answer, **got} if isinstance(got, dict) else answer
@@ -159,7 +159,7 @@ _LIBRARIES = tuple(os.path.dirname(os.path.dirname(m.__file__)) + os.sep
                                       os.path.dirname(os.__file__) + os.sep)
 
 
-def _what_went_wrong(error):
+def what_went_wrong(error):
     """'running your answer raised ZeroDivisionError: ... (in step, line 3: v = g / 0)': the
     error and the innermost line of the student's own code, where the mistake most likely is."""
     message = " ".join(str(error).split()) or "(no message)"

@@ -12,8 +12,7 @@ from edugraph import layers
 from edugraph.tensor import Tensor
 
 from .answers import WrongForm, close, describe, function, number, whole_number
-from .checking import Exercise, Mistake
-from .checking import _what_went_wrong as what_went_wrong   # the error and the student's line
+from .checking import Exercise, Mistake, what_went_wrong
 
 
 def keras_model(value, name):
