@@ -11,3 +11,6 @@ import platform
 
 if platform.machine().lower() in ("x86_64", "amd64"):
     os.environ.setdefault("OPENBLAS_CORETYPE", "Haswell")
+# The lessons' matrices are small: one BLAS thread computes the same numbers, and two threads
+# on a busy 2-core machine wait on each other (a 100×64 by 64×512 product took 28 ms, not 0.2).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
