@@ -8,6 +8,7 @@ from types import SimpleNamespace as _SimpleNamespace
 from . import errors, nn  # noqa: F401
 from .autodiff import GradientTape, UnconnectedGradients, backward, grad
 from .context import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .gradcheck import GradcheckError, gradcheck  # torch.autograd.gradcheck
 from .devices import (Device, current_device, device, get_device, gpu_available, list_devices,
                       log_device_placement)
 from .ops import random

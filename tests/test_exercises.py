@@ -243,8 +243,8 @@ def test_check_reads_the_callers_names_prints_a_pass_and_progress_counts_it(caps
         check("1.1", dict.fromkeys(find("1.1").reads, 1.0))
     progress(1)
     assert capsys.readouterr().out == \
-        "1 of 6 done: 1.1 ✗  1.2 ✓  1.3 not attempted  1.4 not attempted  1.5 not attempted  "\
-        "1.6 not attempted\n"
+        "1 of 7 done: 1.1 ✗  1.2 ✓  1.3 not attempted  1.4 not attempted  1.5 not attempted  "\
+        "1.6 not attempted  1.7 not attempted\n"
     _results.clear()
 
 

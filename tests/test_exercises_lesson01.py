@@ -39,6 +39,16 @@ class Cube(Op):
         return (grad * 3 * x * x,)
 
 
+class Ratio(Op):
+    name = "ratio"
+
+    def forward(self, xp, x, y):
+        return x / y
+
+    def backward(self, grad, out, x, y):
+        return grad / y, -grad * out / y        # x / y² is out / y
+
+
 SOLUTIONS = {
     "1.1": by_hand_1_1(),
     "1.2": {"dh_dx": 2.0, "dh_dy": 3.0},
@@ -46,6 +56,7 @@ SOLUTIONS = {
     "1.4": {"numeric_derivative": central},
     "1.5": {"Cube": Cube},
     "1.6": {"dm_da": 3.0, "dm_dc": 0.0},
+    "1.7": {"Ratio": Ratio},
 }
 
 
@@ -107,3 +118,41 @@ def test_1_5_a_backward_on_raw_arrays_or_a_non_op_gets_a_hint():
 
     assert line_of("1.5", {"Cube": Wrong}) == \
         "✗ 1.5: backward returned 2 gradients for an op with one input."
+
+
+def test_1_7_a_nudged_gradient_fails_and_the_contract_is_explained():
+    class Nudged(Ratio):
+        def backward(self, grad, out, x, y):
+            grad_x, grad_y = super().backward(grad, out, x, y)
+            return grad_x, grad_y * 1.01
+
+    assert line_of("1.7", {"Ratio": Nudged}).startswith("✗ 1.7: not right yet")
+
+    class OneGradient(Ratio):
+        def backward(self, grad, out, x, y):
+            return (grad / y,)
+
+    assert line_of("1.7", {"Ratio": OneGradient}) == (
+        "✗ 1.7: backward returned 1 gradient(s); x / y has two inputs, so it returns two, "
+        "`return grad_x, grad_y`.")
+
+    class OnArrays(Ratio):
+        def backward(self, grad, out, x, y):
+            return grad / y, -(grad * x).numpy() / (y * y).numpy()
+
+    assert line_of("1.7", {"Ratio": OnArrays}) == (
+        "✗ 1.7: the gradient for y should be built from the tensors backward gets (grad / y...), "
+        "not a ndarray.")
+
+
+def test_1_7_the_stub_is_not_attempted():
+    class Stub(Op):
+        name = "ratio"
+
+        def forward(self, xp, x, y):
+            raise NotImplementedError()
+
+        def backward(self, grad, out, x, y):
+            raise NotImplementedError()
+
+    assert line_of("1.7", {"Ratio": Stub}).startswith("1.7 not attempted yet")

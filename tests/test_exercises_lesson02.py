@@ -31,6 +31,25 @@ def mean_of(t):
     return t.mean().item()
 
 
+def matmul_backward(X, W, dY):
+    return dY @ W.T, X.T @ dY
+
+
+def cpu_seconds(n):
+    return 2 * n ** 3 / 540e9
+
+
+def gpu_seconds(n):
+    return 3 * 4 * n * n / 16e9 + 2 * n ** 3 / 11.4e12
+
+
+def mixed_precision_updates(w_start, updates):
+    master = w_start.numpy().astype(np.float32)
+    for update in updates:
+        master -= update.numpy()
+    return master.astype(np.float16)
+
+
 SOLUTIONS = {
     "2.1": {"shape_mul": (5, 4, 3), "shape_add": (3, 1, 3), "shape_sub": (8, 8)},
     # the upstream gradients summed down the rows (b_row) and across the columns (b_col)
@@ -39,6 +58,10 @@ SOLUTIONS = {
     "2.3": {"backward_by_hand": backward_by_hand},
     "2.4": {"eps_float32": 2.0 ** -23},       # float32 keeps 23 bits after the leading 1
     "2.5": {"mean_of": mean_of},
+    "2.6": {"matmul_backward": matmul_backward},
+    # 12 n² / 16e9 < 2 n³ (1 / 540e9 - 1 / 11.4e12)  ⇔  n > 212.6
+    "2.7": {"cpu_seconds": cpu_seconds, "gpu_seconds": gpu_seconds, "break_even_n": 213},
+    "2.8": {"mixed_precision_updates": mixed_precision_updates},
 }
 
 
@@ -210,3 +233,88 @@ def test_2_5_a_function_that_changes_its_input_cannot_spoil_the_next_check():
 
     for _ in range(2):      # each check makes its own tensors
         assert line_of("2.5", {"mean_of": shifts_then_means}).startswith("✓ 2.5")
+
+
+def test_2_6_a_nudged_gradient_fails_and_tensors_pass():
+    def nudged(X, W, dY):
+        dX, dW = matmul_backward(X, W, dY)
+        return dX, dW * 1.001
+
+    assert line_of("2.6", {"matmul_backward": nudged}).startswith("✗ 2.6: not right yet.")
+
+    def with_edugraph(X, W, dY):
+        X, W = eg.tensor(X, requires_grad=True), eg.tensor(W, requires_grad=True)
+        ((X @ W) * eg.tensor(dY)).sum().backward()
+        return X.grad, W.grad
+
+    assert line_of("2.6", {"matmul_backward": with_edugraph}).startswith("✓ 2.6")
+
+
+def test_2_6_a_shape_error_on_the_square_problem_names_the_students_line():
+    def no_transpose_at_all(X, W, dY):
+        return dY @ W, X @ dY[:2]
+
+    line = line_of("2.6", {"matmul_backward": no_transpose_at_all})
+    assert line.startswith("✗ 2.6: running your answer raised ValueError"), line
+    assert line.endswith("return dY @ W, X @ dY[:2])"), line
+
+
+def test_2_6_one_array_or_three_is_explained():
+    assert line_of("2.6", {"matmul_backward": lambda X, W, dY: dY @ W.T}).startswith(
+        "✗ 2.6: matmul_backward should return two arrays, `return dX, dW`; it returned a "
+        "numpy array")
+    assert line_of("2.6", {"matmul_backward": lambda X, W, dY: (dY @ W.T, X.T @ dY, dY)}
+                   ) == ("✗ 2.6: matmul_backward should return two arrays, `return dX, dW`; "
+                         "it returned 3 values.")
+
+
+def test_2_7_the_notebooks_rates_are_the_checks():
+    """The answer cell gives the student the lecture's rates; the check computes with its own."""
+    from edugraph.exercises import lesson02
+    cells = json.loads(LESSON.read_text(encoding="utf-8"))["cells"]
+    answer = next("".join(c["source"]) for c in cells
+                  if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "ex2_7_answer")
+    namespace = {}
+    exec(answer.split("### BEGIN SOLUTION")[0], namespace)
+    assert (namespace["CPU_FLOPS"], namespace["GPU_FLOPS"], namespace["PCIE_BYTES"]) == (
+        lesson02.CPU_FLOPS, lesson02.GPU_FLOPS, lesson02.PCIE_BYTES)
+
+
+def test_2_7_a_nudged_rate_or_break_even_fails():
+    answer = SOLUTIONS["2.7"]
+    assert line_of("2.7", {**answer, "gpu_seconds": lambda n: gpu_seconds(n) * 1.01}
+                   ).startswith("✗ 2.7: not right yet.")
+    line = line_of("2.7", {**answer, "break_even_n": 300})
+    assert line.startswith("✗ 2.7: not right yet.") and "break_even_n is not" in line, line
+    assert line_of("2.7", {**answer, "break_even_n": 214}).startswith(
+        "✗ 2.7: your functions are right; break_even_n is the smallest n")
+
+
+def test_2_7_a_function_that_returns_no_number_is_explained():
+    line = line_of("2.7", {**SOLUTIONS["2.7"], "cpu_seconds": lambda n: None})
+    assert line == ("✗ 2.7: cpu_seconds(16) is None: a function without a `return` line "
+                    "gives None."), line
+
+
+def test_2_8_other_right_ways_pass_and_a_nudged_one_fails():
+    def with_tensors(w_start, updates):
+        master = w_start.to(eg.float32)
+        for update in updates:
+            master = master - update.to(eg.float32)
+        return master.to(eg.float16)
+
+    def summed_first(w_start, updates):
+        total = sum(u.numpy().astype(np.float64) for u in updates)
+        return (w_start.numpy().astype(np.float64) - total).astype(np.float16)
+
+    for right in (with_tensors, summed_first):
+        assert line_of("2.8", {"mixed_precision_updates": right}).startswith("✓ 2.8")
+    assert line_of("2.8", {"mixed_precision_updates":
+                           lambda w, u: with_tensors(w, u[:200])}).startswith(
+        "✗ 2.8: not right yet.")
+
+
+def test_2_8_weights_of_another_shape_are_explained():
+    line = line_of("2.8", {"mixed_precision_updates": lambda w, u: w.sum()})
+    assert line == ("✗ 2.8: mixed_precision_updates should return the weights, of w_start's "
+                    "shape (5,); it returned the shape ()."), line

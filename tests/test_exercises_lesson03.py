@@ -84,6 +84,9 @@ SOLUTIONS = {
     "3.2": lambda: {"train_fixed": train_fixed},
     "3.3": lambda: {"n_variables": 2 + 2, "n_update_ops": 4 * 4 + 1},
     "3.4": lambda: {"classify_digits": classify_digits},
+    # v = 2: inc then scale (2 + 3)·10, scale then inc 2·10 + 3, both read 2: the last write
+    "3.5": lambda: {"tf1_possible": [50.0, 23.0, 20.0, 5.0], "v_edugraph": 20.0,
+                    "v_ordered": 50.0},
 }
 
 
@@ -316,3 +319,45 @@ def test_3_4_section_5s_settings_are_told_they_learn_too_slowly():
 
     assert line_of("3.4", {"classify_digits": section_5}) == (
         f"✗ 3.4: {find('3.4').mistakes[2].hint}")
+
+
+# ------------------------------------------------------------- 3.5: two updates of one variable
+def test_3_5_a_missing_or_extra_outcome_and_a_nudged_value_fail():
+    right = SOLUTIONS["3.5"]()
+    assert line_of("3.5", {**right, "tf1_possible": {50, 20, 5}}).startswith(
+        "✗ 3.5: not right yet")                 # "scale, then inc" left out
+    assert line_of("3.5", {**right, "tf1_possible": {50, 23, 20}}).startswith(
+        "✗ 3.5: tf1_possible misses a case where both updates read v")
+    assert line_of("3.5", {**right, "tf1_possible": {50, 23, 20, 5, 25}}).startswith(
+        "✗ 3.5: tf1_possible: some of your values cannot come out")
+    line = line_of("3.5", {**right, "v_ordered": 51.0})
+    assert line.startswith("✗ 3.5: not right yet") and "v_ordered is not" in line, line
+
+
+def test_3_5_the_values_edugraph_gives_are_what_the_lesson_says():
+    """Section 7's rule, run: reads see the value at the start, writes in creation order."""
+    def run(ordered, first_created):
+        with eg.Graph().as_default():
+            v = eg.Variable(2.0)
+            updates = {}
+            for name in (first_created, ({"inc", "scale"} - {first_created}).pop()):
+                new = v + 3 if name == "inc" else v * 10
+                if ordered and name != first_created:
+                    with eg.control_dependencies([updates[first_created]]):
+                        new = v + 3 if name == "inc" else v * 10
+                        updates[name] = v.assign(new)
+                else:
+                    updates[name] = v.assign(new)
+            with eg.Session() as sess:
+                sess.run(eg.global_variables_initializer())
+                sess.run([updates["scale"], updates["inc"]])      # fetch order: no matter
+                return float(sess.run(v))
+
+    assert (run(False, "inc"), run(True, "inc")) == (20.0, 50.0)
+    assert (run(False, "scale"), run(True, "scale")) == (5.0, 23.0)
+
+
+def test_3_5_one_number_for_the_set_is_explained():
+    assert line_of("3.5", {**SOLUTIONS["3.5"](), "tf1_possible": 50.0}) == (
+        "✗ 3.5: tf1_possible should be a set of numbers, such as {1.0, 2.0}, with every value "
+        "v can end with; it is one number (50.0).")

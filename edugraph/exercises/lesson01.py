@@ -1,5 +1,5 @@
 """Lesson 1's exercises: backpropagation by hand through add, max and mul; branches that sum;
-a central finite difference; a node of your own."""
+a central finite difference; nodes of your own, with one input and with two."""
 import numpy as np
 
 import edugraph as eg
@@ -231,22 +231,24 @@ def _cube_results(op_class):
 
 
 def _run_cube(answer):
-    op_class = answer["Cube"]
-    if not (isinstance(op_class, type) and issubclass(op_class, eg.ops.base.Op)):
-        raise WrongForm("Cube should be a class that subclasses Op (class Cube(Op): ...).")
+    op_class = _op_class(answer, "Cube")
     got = _cube_results(op_class)
-    got["gradient check"] = _gradient_check(op_class)
+    got["gradient check"] = _gradient_check(op_class, _POINTS)
     return got
 
 
-def _gradient_check(op_class, eps=1e-6):
-    """Whether backward agrees with central differences of the op's own forward."""
-    op = op_class()
-    xp = np
-    numeric = np.array([(op.forward(xp, x + eps) - op.forward(xp, x - eps)) / (2 * eps)
-                        for x in _POINTS]) * _UPSTREAM
-    analytic = _cube_results(op_class)["backward"]
-    return bool(np.allclose(analytic, numeric, rtol=1e-5, atol=1e-6))
+def _op_class(answer, name):
+    op_class = answer[name]
+    if not (isinstance(op_class, type) and issubclass(op_class, eg.ops.base.Op)):
+        raise WrongForm(f"{name} should be a class that subclasses Op (class {name}(Op): ...).")
+    return op_class
+
+
+def _gradient_check(op_class, *points):
+    """Whether the node's backward agrees with central differences of its own forward
+    (eg.gradcheck, section 8), at these points in float64."""
+    inputs = tuple(eg.tensor(p, dtype=eg.float64, requires_grad=True) for p in points)
+    return eg.gradcheck(lambda *args: apply(op_class(), *args), inputs, raise_exception=False)
 
 
 class _RightCube(eg.ops.base.Op):
@@ -270,7 +272,7 @@ _squares = type("Cube", (_RightCube,), {"forward": lambda self, xp, x: x ** 2})
 
 
 def _results_of(op_class):
-    return {**_cube_results(op_class), "gradient check": _gradient_check(op_class)}
+    return {**_cube_results(op_class), "gradient check": _gradient_check(op_class, _POINTS)}
 
 
 ex1_5 = Exercise(
@@ -278,8 +280,8 @@ ex1_5 = Exercise(
     reads={"Cube": function},
     run=_run_cube,
     reference=lambda: _results_of(_RightCube),
-    passed="your cube node computes x³ and its backward, upstream · 3x², passes the "
-           "finite-difference check.",
+    passed="your cube node computes x³ and its backward, upstream · 3x², passes "
+           "eg.gradcheck.",
     expected="forward returns x ** 3 (an array, from the arrays it gets) and backward "
              "returns a tuple with the gradient for x, grad · 3x², made of tensor ops.",
     mistakes=(
@@ -338,4 +340,107 @@ ex1_6 = Exercise(
     ),
 )
 
-EXERCISES = [ex1_1, ex1_2, ex1_3, ex1_4, ex1_5, ex1_6]
+# ------------------------------------------------------------ 1.7: a node with two inputs
+# Numerators and denominators of both signs, no denominator near 0, every y different from
+# every x (so that swapped gradients differ); an upstream that is not all ones.
+_NUMERATORS = np.array([1.5, -2.0, 0.5, 3.0])
+_DENOMINATORS = np.array([2.0, 4.0, -1.0, -0.5])
+_UPSTREAM_7 = np.array([1.0, -0.5, 2.0, 1.5])
+
+
+def _ratio_results(op_class):
+    """What the node computes and the gradients backward() then gives x and y for the loss
+    Σ upstream · ratio(x, y), after checking that backward keeps the engine's contract."""
+    x = eg.tensor(_NUMERATORS, dtype=eg.float64, requires_grad=True)
+    y = eg.tensor(_DENOMINATORS, dtype=eg.float64, requires_grad=True)
+    op = op_class()
+    out = apply(op, x, y)
+    with eg.no_grad():
+        grads = op.backward(eg.tensor(_UPSTREAM_7), out, x, y)
+    if not isinstance(grads, (tuple, list)):
+        raise WrongForm("backward must return a tuple with one gradient per input, "
+                        f"`return grad_x, grad_y`; it returned {type(grads).__name__}.")
+    if len(grads) != 2:
+        raise WrongForm(f"backward returned {len(grads)} gradient(s); x / y has two inputs, "
+                        "so it returns two, `return grad_x, grad_y`.")
+    for name, g in zip(("x", "y"), grads):
+        if not isinstance(g, eg.Tensor):
+            raise WrongForm(f"the gradient for {name} should be built from the tensors "
+                            f"backward gets (grad / y...), not a {type(g).__name__}.")
+    (out * eg.tensor(_UPSTREAM_7)).sum().backward()
+    return {"forward": array(out, "forward(x, y)"), "grad_x": array(x.grad, "x's gradient"),
+            "grad_y": array(y.grad, "y's gradient")}
+
+
+def _run_ratio(answer):
+    op_class = _op_class(answer, "Ratio")
+    return {**_ratio_results(op_class),
+            "gradient check": _gradient_check(op_class, _NUMERATORS, _DENOMINATORS)}
+
+
+def _ratio_with(backward):
+    return type("Ratio", (eg.ops.base.Op,), {
+        "name": "ratio", "forward": lambda self, xp, x, y: x / y, "backward": backward})
+
+
+_RightRatio = _ratio_with(lambda self, grad, out, x, y: (grad / y, -grad * x / (y * y)))
+_ratio_sign = _ratio_with(lambda self, grad, out, x, y: (grad / y, grad * x / (y * y)))
+_ratio_swapped = _ratio_with(lambda self, grad, out, x, y: (-grad * x / (y * y), grad / y))
+_ratio_no_upstream = _ratio_with(lambda self, grad, out, x, y: (1 / y, -x / (y * y)))
+_ratio_x_forgotten = _ratio_with(lambda self, grad, out, x, y: (grad / y, -grad / (y * y)))
+_ratio_one_y = _ratio_with(lambda self, grad, out, x, y: (grad / y, -grad * x / y))
+_ratio_upside_down = type("Ratio", (_RightRatio,), {"forward": lambda self, xp, x, y: y / x})
+
+
+def _ratio_results_of(op_class):
+    return _run_ratio({"Ratio": op_class})
+
+
+def _ratio_reference():
+    """What edugraph's own division computes, and the gradients its backward gives."""
+    x = eg.tensor(_NUMERATORS, dtype=eg.float64, requires_grad=True)
+    y = eg.tensor(_DENOMINATORS, dtype=eg.float64, requires_grad=True)
+    out = x / y
+    (out * eg.tensor(_UPSTREAM_7)).sum().backward()
+    return {"forward": out.numpy(), "grad_x": x.grad.numpy(), "grad_y": y.grad.numpy(),
+            "gradient check": True}
+
+
+ex1_7 = Exercise(
+    "1.7",
+    reads={"Ratio": function},
+    run=_run_ratio,
+    reference=_ratio_reference,
+    passed="your ratio node computes x / y, sends grad / y to x and −grad · x / y² to y, and "
+           "passes eg.gradcheck.",
+    expected="forward returns x / y; backward returns a tuple (grad_x, grad_y), the upstream "
+             "gradient times ∂(x/y)/∂x and times ∂(x/y)/∂y, made of tensor ops (checked to "
+             "1e-6).",
+    mistakes=(
+        Mistake("y's gradient has the wrong sign: x / y shrinks as y grows (for x > 0), so "
+                "∂(x/y)/∂y = −x / y².",
+                gives=lambda: _ratio_results_of(_ratio_sign), example={"Ratio": _ratio_sign}),
+        Mistake("the two gradients are swapped: backward returns them in the order of "
+                "forward's inputs, x's first, then y's.",
+                gives=lambda: _ratio_results_of(_ratio_swapped),
+                example={"Ratio": _ratio_swapped}),
+        Mistake("backward ignores `grad`: each gradient is the upstream gradient times the "
+                "local derivative (here the upstream is not all ones).",
+                gives=lambda: _ratio_results_of(_ratio_no_upstream),
+                example={"Ratio": _ratio_no_upstream}),
+        Mistake("y's gradient lost its x: x / y = x · y⁻¹, and x stays a factor of the "
+                "derivative, ∂(x/y)/∂y = −x · y⁻².",
+                gives=lambda: _ratio_results_of(_ratio_x_forgotten),
+                example={"Ratio": _ratio_x_forgotten}),
+        Mistake("y's gradient needs y squared: the derivative of y⁻¹ is −y⁻², so "
+                "∂(x/y)/∂y = −x / y².",
+                gives=lambda: _ratio_results_of(_ratio_one_y),
+                example={"Ratio": _ratio_one_y}),
+        Mistake("forward does not compute x / y (the first input over the second): check it "
+                "on a few numbers.",
+                when=lambda got, ref: not np.allclose(got["forward"], ref["forward"]),
+                example={"Ratio": _ratio_upside_down}),
+    ),
+)
+
+EXERCISES = [ex1_1, ex1_2, ex1_3, ex1_4, ex1_5, ex1_6, ex1_7]

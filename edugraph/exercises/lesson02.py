@@ -1,10 +1,13 @@
 """Lesson 2's exercises: predict a broadcast; the gradient of a broadcast bias; a backward pass
-by hand in numpy; how fine float32 is; a function that works on any device."""
+by hand in numpy; how fine float32 is; a function that works on any device; the backward of a
+matrix product; when a copy to the GPU pays; weight updates in mixed precision."""
 import numpy as np
 
 import edugraph as eg
+from edugraph.utils.printing import rounded
 
-from .answers import WrongForm, array, function, number, shape
+from .answers import WrongForm, array, close, describe, function, number, shape, \
+    whole_number
 from .checking import Exercise, Mistake
 
 
@@ -407,4 +410,293 @@ ex2_5 = Exercise(
     ),
 )
 
-EXERCISES = [ex2_1, ex2_2, ex2_3, ex2_4, ex2_5]
+# ------------------------------------------------------- 2.6: the backward of a matrix product
+# (X, W, dY) for Y = X·W: a square problem, on which every mistake below still computes (a
+# transpose left out multiplies all the same), and one with N ≠ D ≠ M, which only the right
+# shapes fit.
+_PROBLEM_SIZES = {"square": (3, 3, 3), "rectangular": (4, 3, 2)}        # (N, D, M)
+_rng6 = np.random.default_rng(26)
+_MATMUL_PROBLEMS = {kind: tuple(_rng6.standard_normal(shape)
+                                for shape in ((n, d), (d, m), (n, m)))
+                    for kind, (n, d, m) in _PROBLEM_SIZES.items()}
+_RAISED = "raised an error"
+
+
+def _matmul_by_edugraph():
+    """(dX, dW) for each problem: edugraph's backward of L = Σ dY ⊙ (X·W)."""
+    results = {}
+    for kind, (x, w, dy) in _MATMUL_PROBLEMS.items():
+        X, W = eg.tensor(x, requires_grad=True), eg.tensor(w, requires_grad=True)
+        ((X @ W) * eg.tensor(dy)).sum().backward()
+        results[kind] = (X.grad.numpy(), W.grad.numpy())
+    return results
+
+
+def _matmul_by_formula(backward, kinds=("square", "rectangular")):
+    """backward(x, w, dy) -> (dX, dW) on the problems named."""
+    return {kind: tuple(backward(*_MATMUL_PROBLEMS[kind])) for kind in kinds}
+
+
+def _run_matmul_backward(answer):
+    matmul_backward = answer["matmul_backward"]
+    results = {}
+    for kind, (x, w, dy) in _MATMUL_PROBLEMS.items():
+        try:
+            returned = matmul_backward(x.copy(), w.copy(), dy.copy())
+        except ValueError:              # numpy: "matmul: Input operand 1 has a mismatch..."
+            if kind == "square":
+                raise                   # the student's own error, with their line
+            results[kind] = _RAISED     # only the shapes of the second problem fail
+            continue
+        results[kind] = _two_arrays(returned)
+    return results
+
+
+def _two_arrays(returned):
+    if not isinstance(returned, (tuple, list)) or len(returned) != 2:
+        what = (f"{len(returned)} values" if isinstance(returned, (tuple, list))
+                else describe(returned))
+        raise WrongForm(f"matmul_backward should return two arrays, `return dX, dW`; it "
+                        f"returned {what}.")
+    return tuple(array(value, name) for value, name in zip(returned, ("dX", "dW")))
+
+
+def _square_mistake(hint, backward):
+    """A mistake recognised on the square problem, where ``backward`` still computes."""
+    return Mistake(hint, when=lambda got, ref: close(
+        got["square"], _matmul_by_formula(backward, ("square",))["square"]),
+        example={"matmul_backward": backward})
+
+
+_N, _D, _M = _PROBLEM_SIZES["rectangular"]
+
+ex2_6 = Exercise(
+    "2.6",
+    reads={"matmul_backward": function},
+    run=_run_matmul_backward,
+    reference=_matmul_by_edugraph,
+    passed="matmul_backward gives dX = dY·Wᵀ and dW = Xᵀ·dY, checked against edugraph's "
+           "backward on a 3 × 3 and a 4 × 3 times 3 × 2 product: each gradient has the shape "
+           "of what it is the gradient of.",
+    expected="matmul_backward(X, W, dY) returns (dX, dW), two numpy arrays of X's and W's "
+             "shapes (checked against edugraph on a square and a rectangular product, to "
+             "1e-6).",
+    mistakes=(
+        _square_mistake("dX and dW are swapped: return them in the order (dX, dW); dX has "
+                        "X's shape (N, D), dW has W's shape (D, M).",
+                        lambda x, w, dy: (x.T @ dy, dy @ w.T)),
+        _square_mistake("the transposes are missing: dY·W and X·dY only fit when every "
+                        "matrix is square. Let the shapes decide: dW is D × M and must be "
+                        "made of X (N × D) and dY (N × M).",
+                        lambda x, w, dy: (dy @ w, x @ dy)),
+        _square_mistake("dW is transposed: it must have W's shape (D, M), which Xᵀ·dY has "
+                        "and dYᵀ·X does not.",
+                        lambda x, w, dy: (dy @ w.T, dy.T @ x)),
+        _square_mistake("dX is transposed: it must have X's shape (N, D), one row per "
+                        "example, like X: dY·Wᵀ.",
+                        lambda x, w, dy: (w @ dy.T, x.T @ dy)),
+        _square_mistake("in a matrix product the order matters: dX = dY·Wᵀ, with dY on the "
+                        "left (its rows are the examples, as X's are).",
+                        lambda x, w, dy: (w.T @ dy, x.T @ dy)),
+        _square_mistake("your gradients do not depend on dY: they would be right for "
+                        "L = Σ Y, where every upstream gradient is 1. Multiply by dY instead "
+                        "of by ones.",
+                        lambda x, w, dy: (np.ones_like(dy) @ w.T, x.T @ np.ones_like(dy))),
+        _square_mistake("you divided by the batch size: the examples' contributions to dW add "
+                        "up (a sum over n), as the copies of a broadcast bias did in section "
+                        "2.",
+                        lambda x, w, dy: (dy @ w.T, x.T @ dy / len(x))),
+        Mistake(f"your function works on the square problem but fails when N, D and M differ "
+                f"(the check's second product is {_N} × {_D} times {_D} × {_M}): write each "
+                "product's shapes next to it and make them fit.",
+                when=lambda got, ref: got["rectangular"] == _RAISED,
+                example={"matmul_backward": lambda x, w, dy: (
+                    dy @ w.T, (x.T @ dy) if x.shape[0] == x.shape[1] else dy @ x)}),
+    ),
+)
+
+
+# ------------------------------------------------------- 2.7: when does a copy to the GPU pay?
+# The lecture's figures for its CPU and GPU, and the bus between them; the notebook's answer
+# cell holds the same numbers.
+CPU_FLOPS = 540e9           # Intel Core i7-7700k, float32 (FLOP/s)
+GPU_FLOPS = 11.4e12         # NVIDIA GTX 1080 Ti, float32 (FLOP/s)
+PCIE_BYTES = 16e9           # host ↔ GPU over PCIe 3.0 ×16 (bytes/s)
+_N_VALUES = (16, 64, 256, 1024, 4096)      # where the functions are compared
+
+
+def _break_even(cpu_seconds, gpu_seconds):
+    """The smallest n for which the GPU, copies included, is faster."""
+    n = 1
+    while gpu_seconds(n) >= cpu_seconds(n):
+        n += 1
+    return n
+
+
+def _timings(flops_per_n3=2, bytes_per_number=4, matrices_copied=3, copies=True):
+    """cpu_seconds and gpu_seconds with these choices (the right ones by default)."""
+    def cpu_seconds(n):
+        return flops_per_n3 * n ** 3 / CPU_FLOPS
+
+    def gpu_seconds(n):
+        copy = matrices_copied * n * n * bytes_per_number / PCIE_BYTES if copies else 0.0
+        return copy + flops_per_n3 * n ** 3 / GPU_FLOPS
+    return cpu_seconds, gpu_seconds
+
+
+def _costs(**choices):
+    cpu_seconds, gpu_seconds = _timings(**choices)
+    return {"cpu_seconds": tuple(cpu_seconds(n) for n in _N_VALUES),
+            "gpu_seconds": tuple(gpu_seconds(n) for n in _N_VALUES),
+            "break_even_n": _break_even(cpu_seconds, gpu_seconds)}
+
+
+def _run_costs(answer):
+    """Each function's values at _N_VALUES, and break_even_n."""
+    values = {name: tuple(number(answer[name](n), f"{name}({n})") for n in _N_VALUES)
+              for name in ("cpu_seconds", "gpu_seconds")}
+    return {**values, "break_even_n": answer["break_even_n"]}
+
+
+def _costs_answer(**choices):
+    """What a student with these choices sets."""
+    cpu_seconds, gpu_seconds = _timings(**choices)
+    return {"cpu_seconds": cpu_seconds, "gpu_seconds": gpu_seconds,
+            "break_even_n": _break_even(cpu_seconds, gpu_seconds)}
+
+
+def _costs_mistake(hint, key, **choices):
+    """A mistake recognised by the values of one function (``key``)."""
+    return Mistake(hint, gives=lambda: {key: _costs(**choices)[key]},
+                   example=lambda: _costs_answer(**choices))
+
+
+def _passed_2_7(got):
+    cpu, gpu = got["cpu_seconds"], got["gpu_seconds"]      # at _N_VALUES
+    return (f"the GPU, copies included, wins from n = {got['break_even_n']} on: at n = "
+            f"{_N_VALUES[1]} the CPU takes {cpu[1] * 1e6:.1f} µs and the GPU "
+            f"{gpu[1] * 1e6:.1f} µs, mostly copying; at n = {_N_VALUES[-1]} "
+            f"{cpu[-1] * 1e3:.0f} ms against {gpu[-1] * 1e3:.0f} ms.")
+
+
+ex2_7 = Exercise(
+    "2.7",
+    reads={"cpu_seconds": function, "gpu_seconds": function, "break_even_n": whole_number},
+    run=_run_costs,
+    reference=_costs,
+    passed=_passed_2_7,
+    expected="cpu_seconds(n) and gpu_seconds(n) return seconds (numbers) for an n × n float32 "
+             "matmul at the lecture's rates, the GPU's with its copies; break_even_n is the "
+             "smallest n for which gpu_seconds(n) < cpu_seconds(n) (checked to 1e-6).",
+    mistakes=(
+        _costs_mistake("gpu_seconds leaves out the copies: A and B must cross the PCIe bus "
+                       "to the GPU, and C must come back.", "gpu_seconds", copies=False),
+        _costs_mistake("C comes back too: three n × n matrices cross the bus, A and B to the "
+                       "GPU and the product C to the host.", "gpu_seconds", matrices_copied=2),
+        _costs_mistake("PCIE_BYTES counts bytes per second, and a float32 number takes 4 "
+                       "bytes: multiply the numbers copied by 4.", "gpu_seconds",
+                       bytes_per_number=1),
+        _costs_mistake("the matrices are float32, 4 bytes a number (8 is float64's size).",
+                       "gpu_seconds", bytes_per_number=8),
+        _costs_mistake("an n × n matmul computes n² results, each a sum of n products: n³ "
+                       "multiplications and n³ additions, 2n³ FLOPs.", "cpu_seconds",
+                       flops_per_n3=1),
+        Mistake("your functions are right; break_even_n is the smallest n for which the GPU "
+                "is FASTER (gpu_seconds(n) < cpu_seconds(n)).",
+                when=lambda got, ref: (close(got["cpu_seconds"], ref["cpu_seconds"])
+                                       and close(got["gpu_seconds"], ref["gpu_seconds"])
+                                       and abs(got["break_even_n"] - ref["break_even_n"]) <= 1),
+                example=lambda: {**_costs_answer(),
+                                 "break_even_n": _costs()["break_even_n"] - 1}),
+    ),
+)
+
+
+# ------------------------------------------------- 2.8: weight updates in mixed precision
+# float16 weights, and one update per step (lr · gradient, in float16): small against the
+# weights, so that in float16 most of them round away. Each weight its own size and sign.
+_W_START = np.array([1.0, -2.0, 0.25, 8.0, 0.125], dtype=np.float16)
+_STEP = np.array([1e-4, -2e-4, 3e-5, 2e-3, -1e-5], dtype=np.float16)
+_NUM_STEPS = 300
+
+
+def _updates():
+    return [eg.tensor(_STEP, dtype=eg.float16) for _ in range(_NUM_STEPS)]
+
+
+def _descended(master_dtype, sign=-1):
+    """The float16 weights after every update, kept in master_dtype between the steps."""
+    w = _W_START.astype(master_dtype)
+    for update in _updates():
+        w = (w + sign * update.numpy().astype(master_dtype)).astype(master_dtype)
+    return {"weights": w.astype(np.float16), "dtype": "float16"}
+
+
+def _run_mixed(answer):
+    w_start = eg.tensor(_W_START, dtype=eg.float16)
+    result = answer["mixed_precision_updates"](w_start, _updates())
+    dtype = str(getattr(result, "dtype", type(result).__name__))
+    weights = array(result, "mixed_precision_updates(w_start, updates)")
+    if weights.shape != _W_START.shape:
+        raise WrongForm(f"mixed_precision_updates should return the weights, of w_start's "
+                        f"shape {_W_START.shape}; it returned the shape {weights.shape}.")
+    return {"weights": weights, "dtype": dtype}
+
+
+def _mixed_answer(body):
+    return {"mixed_precision_updates": body}
+
+
+def _all_in_float16(w_start, updates):
+    w = w_start
+    for update in updates:
+        w = w - update
+    return w
+
+
+def _master_returned(w_start, updates):
+    master = w_start.to(eg.float32)
+    for update in updates:
+        master = master - update.to(eg.float32)
+    return master
+
+
+def _added(w_start, updates):
+    master = w_start.to(eg.float32)
+    for update in updates:
+        master = master + update.to(eg.float32)
+    return master.to(eg.float16)
+
+
+ex2_8 = Exercise(
+    "2.8",
+    reads={"mixed_precision_updates": function},
+    run=_run_mixed,
+    reference=lambda: _descended(np.float32),
+    passed=lambda got: (f"after {_NUM_STEPS} small updates the float16 weights moved from "
+                        f"{rounded(_W_START.tolist())} to {rounded(got['weights'].tolist())}: "
+                        "the float32 copy keeps what each update takes away, which float16 "
+                        "alone would round off."),
+    expected="mixed_precision_updates(w_start, updates) returns float16 weights of w_start's "
+             "shape: w_start minus every update, the sum kept in float32 (checked to 1e-3, "
+             "float16's precision).",
+    rtol=1e-3, atol=1e-4,
+    mistakes=(
+        Mistake("most of your weights did not move: in float16, 1 − 0.0001 rounds back to 1 "
+                "(and larger updates are rounded too). Keep a float32 copy of the weights "
+                "across ALL the steps, subtract each update from it, and round to float16 "
+                "only at the end.",
+                gives=lambda: {"weights": _descended(np.float16)["weights"]},
+                example=_mixed_answer(_all_in_float16)),
+        Mistake("the weights are right but float32: return them as float16 (.to(eg.float16)), "
+                "the dtype the model computes in; the float32 copy stays with the optimizer.",
+                when=lambda got, ref: (got["dtype"] != "float16"
+                                       and close(got["weights"], ref["weights"], 1e-3, 1e-4)),
+                example=_mixed_answer(_master_returned)),
+        Mistake("the weights moved the wrong way: an update is subtracted, w − lr · grad.",
+                gives=lambda: {"weights": _descended(np.float32, sign=+1)["weights"]},
+                example=_mixed_answer(_added)),
+    ),
+)
+
+EXERCISES = [ex2_1, ex2_2, ex2_3, ex2_4, ex2_5, ex2_6, ex2_7, ex2_8]

@@ -1,11 +1,13 @@
 """Lesson 3's exercises: one graph for any batch size (and the input's gradient); the TF1
-program whose loss does not go down; what ``minimize`` adds to a graph; digits past 90 %.
+program whose loss does not go down; what ``minimize`` adds to a graph; digits past 90 %; what
+two updates of one variable give, in TF1, in edugraph and in order.
 
 Answers here are graph tensors and functions that build graphs. The checks run them in Sessions
 of their own, and keep the kernel's graph state as it was: a student's function that leaves a
 graph open (or turns eager execution off) must not change where the notebook's next cells build.
 """
 import functools
+import itertools
 
 import numpy as np
 
@@ -15,7 +17,7 @@ from edugraph.graph.session import building_state_kept
 from edugraph.graph.shapes import TensorShape
 from edugraph.graph.variables import GraphVariable
 
-from .answers import WrongForm, array, describe, function, whole_number
+from .answers import WrongForm, array, describe, function, number, whole_number
 from .checking import Exercise, Mistake
 
 PIXELS, CLASSES = 64, 10        # a digit image flattened, and the ten digits
@@ -507,4 +509,126 @@ ex3_4 = Exercise(
     ),
 )
 
-EXERCISES = [ex3_1, ex3_2, ex3_3, ex3_4]
+# ------------------------------------------------------- 3.5: two updates of one variable
+# v starts at 2; one sess.run([inc, scale]) of inc = v.assign(v + 3) and scale = v.assign(v * 10)
+V_START = 2.0
+_UPDATES = (("inc", lambda v: v + 3), ("scale", lambda v: v * 10))      # in creation order
+
+
+def _tf1_outcomes():
+    """Every value v can end with when TF1 runs the two updates in any order, interleaved:
+    each update reads v, then writes its function of what it read. All orders of the four
+    steps that keep each update's read before its write."""
+    outcomes = set()
+    steps = [(name, part) for name, _ in _UPDATES for part in ("read", "write")]
+    for order in itertools.permutations(steps):
+        if any(order.index((name, "read")) > order.index((name, "write"))
+               for name, _ in _UPDATES):
+            continue
+        v, read = V_START, {}
+        for name, part in order:
+            if part == "read":
+                read[name] = v
+            else:
+                v = dict(_UPDATES)[name](read[name])
+        outcomes.add(v)
+    return frozenset(outcomes)
+
+
+def _run_in_edugraph(ordered):
+    """v after one run of [inc, scale] in edugraph; ``ordered``: scale created inside
+    eg.control_dependencies([inc])."""
+    with eg.Graph().as_default():
+        v = eg.Variable(V_START, name="v")
+        inc = v.assign(v + 3)
+        with eg.control_dependencies([inc] if ordered else None):
+            scale = v.assign(v * 10)
+        with eg.Session() as sess:
+            sess.run(eg.global_variables_initializer())
+            sess.run([inc, scale])
+            return float(sess.run(v))
+
+
+def _outcomes(value, name):
+    """A reader: a set (or list, tuple) of numbers, as a frozenset of floats."""
+    if isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
+        raise WrongForm(f"{name} should be a set of numbers, such as {{1.0, 2.0}}, with every "
+                        f"value v can end with; it is one number ({value!r}).")
+    if not isinstance(value, (set, frozenset, list, tuple)) or not value:
+        raise WrongForm(f"{name} should be a set of numbers, such as {{1.0, 2.0}}; it is "
+                        f"{describe(value)}.")
+    return frozenset(number(v, f"a value in {name}") for v in value)
+
+
+def _two_updates_reference():
+    return {"tf1_possible": _tf1_outcomes(), "v_edugraph": _run_in_edugraph(ordered=False),
+            "v_ordered": _run_in_edugraph(ordered=True)}
+
+
+def _two_updates_answer(**changes):
+    return lambda: {**_two_updates_reference(), **changes}
+
+
+def _sequential_only():
+    """The outcomes of the two updates run one after the other, in either order."""
+    (_, first), (_, second) = _UPDATES
+    return frozenset({second(first(V_START)), first(second(V_START))})
+
+
+def _both_read_first():
+    """The outcomes when both updates read v before either writes: the last writer wins."""
+    return frozenset(update(V_START) for _, update in _UPDATES)
+
+
+def _listed(values):
+    return "{" + ", ".join(f"{v:g}" for v in sorted(values)) + "}"
+
+
+ex3_5 = Exercise(
+    "3.5",
+    reads={"tf1_possible": _outcomes, "v_edugraph": number, "v_ordered": number},
+    reference=_two_updates_reference,
+    passed=lambda got: (f"TF1 may end with any of {_listed(got['tf1_possible'])}, edugraph "
+                        f"gives {got['v_edugraph']:g}, and with the control dependency "
+                        f"{got['v_ordered']:g}: only control_dependencies makes the order part "
+                        "of the program."),
+    expected="tf1_possible is a set of numbers (every value v can end with in TF1), v_edugraph "
+             "and v_ordered are numbers (v after the run in edugraph, without and with the "
+             "control dependency).",
+    mistakes=(
+        Mistake("v_ordered: ops created inside eg.control_dependencies([inc]) run after inc, "
+                "and that includes scale's read of v. So scale reads the v that inc wrote.",
+                when=lambda got, ref: got["v_ordered"] != ref["v_ordered"] and
+                got["v_ordered"] in ref["tf1_possible"],
+                example=_two_updates_answer(v_ordered=_run_in_edugraph(False))),
+        Mistake("v_edugraph: in edugraph a read that waits for no write sees v as it was when "
+                "the run began, so both updates read 2; then the writes happen in the order "
+                "the ops were created.",
+                when=lambda got, ref: (got["v_edugraph"] != ref["v_edugraph"]
+                                       and got["v_edugraph"] in _sequential_only()),
+                example=_two_updates_answer(v_edugraph=max(_sequential_only()))),
+        Mistake("v_edugraph: both updates read v = 2 at the start of the run, and the writes "
+                "happen in the order the ops were created: inc first, then scale, whose value "
+                "stays.",
+                when=lambda got, ref: (got["v_edugraph"] != ref["v_edugraph"]
+                                       and got["v_edugraph"] in _both_read_first()),
+                example=_two_updates_answer(v_edugraph=_UPDATES[0][1](V_START))),
+        Mistake("tf1_possible: TF1 does not run ops in the order you wrote, created or "
+                "fetched them. Without a control dependency it may run them in any order, "
+                "and even interleave them: list every value that can come out.",
+                when=lambda got, ref: len(got["tf1_possible"]) == 1,
+                example=_two_updates_answer(tf1_possible={_run_in_edugraph(True)})),
+        Mistake("tf1_possible misses a case where both updates read v before either writes "
+                "it: then either one may write last, with a value computed from the old v.",
+                when=lambda got, ref: (got["tf1_possible"] >= _sequential_only()
+                                       and not got["tf1_possible"] >= _both_read_first()),
+                example=_two_updates_answer(tf1_possible=set(_sequential_only()))),
+        Mistake("tf1_possible: some of your values cannot come out. v ends with what the last "
+                "write wrote, and each update writes its function (v + 3 or v · 10) of the v "
+                "it read: 2, or what the other update wrote.",
+                when=lambda got, ref: not got["tf1_possible"] <= ref["tf1_possible"],
+                example=_two_updates_answer(tf1_possible={V_START, *_tf1_outcomes()})),
+    ),
+)
+
+EXERCISES = [ex3_1, ex3_2, ex3_3, ex3_4, ex3_5]
