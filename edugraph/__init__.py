@@ -17,6 +17,7 @@ from .ops.activation import (dropout, elu, leaky_relu, log_softmax, relu, sigmoi
 from .ops.base import (accepting_tf1_keywords as _accepting_tf1_keywords,
                        accepting_torch_dims as _accepting_torch_dims)
 from .ops.linalg import bmm, dot, matmul, mm, mv, outer
+from .ops.clip import clip_by_global_norm, clip_by_norm, global_norm  # tf.clip_by_*
 from .ops.math import (abs, add, add_n, cast, clip, clip_by_value, cos, divide, divide_no_nan,
                        equal, exp, floordiv, floormod, greater, greater_equal, less, less_equal,
                        log, logical_and, logical_not, logical_or, maximum, minimum, multiply,

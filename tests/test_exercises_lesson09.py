@@ -73,6 +73,15 @@ def looped_gradient(steps=10):
         return sess.run(dW, {x: x_40[:, :steps], n: steps})
 
 
+def clipped_step(net, optimizer, x, y, max_norm):
+    optimizer.zero_grad()
+    loss = ((net(x) - y) ** 2).mean()
+    loss.backward()
+    norm = eg.nn.utils.clip_grad_norm_(net.parameters(), max_norm)
+    optimizer.step()
+    return norm.item()
+
+
 SOLUTIONS = {
     "9.1": bptt_by_hand(),
     "9.2": {"numeric_grad_entry": numeric_grad_entry},
@@ -80,6 +89,7 @@ SOLUTIONS = {
             "n_params_gru": 3 * 8 * (5 + 8 + 2), "n_params_torch_lstm": 4 * 8 * (5 + 8 + 2)},
     "9.4": {"clip_gradients": clip_gradients},
     "9.5": {"dW_looped": looped_gradient()},
+    "9.6": {"clipped_step": clipped_step},
 }
 
 
@@ -242,3 +252,61 @@ def test_9_5_a_nudged_gradient_and_a_symbolic_one_fail():
 def test_9_5_a_loop_run_for_another_number_of_steps_is_seen(steps):
     assert line_of("9.5", {"dW_looped": looped_gradient(steps)}).startswith(
         "✗ 9.5: this is the gradient over another number of steps")
+
+
+def test_9_6_other_right_spellings_pass():
+    def functional_loss_tensor_norm(net, optimizer, x, y, max_norm):
+        net.zero_grad()
+        eg.nn.functional.mse_loss(net(x), y).backward()
+        norm = eg.nn.utils.clip_grad_norm_(list(net.parameters()), max_norm=max_norm)
+        optimizer.step()
+        return norm                                   # a 0-d tensor is a number too
+
+    def by_hand_with_tfs_formula(net, optimizer, x, y, max_norm):
+        optimizer.zero_grad()
+        ((net(x) - y) ** 2).mean().backward()
+        grads = [p.grad for p in net.parameters()]
+        clipped, norm = eg.clip_by_global_norm(grads, max_norm)
+        for p, g in zip(net.parameters(), clipped):
+            p.grad = g
+        optimizer.step()
+        return float(norm)
+
+    for answer in (functional_loss_tensor_norm, by_hand_with_tfs_formula):
+        assert line_of("9.6", {"clipped_step": answer}).startswith("✓ 9.6"), answer.__name__
+
+
+def test_9_6_a_nudged_step_fails_and_clipping_before_backward_is_seen():
+    def larger_steps(net, optimizer, x, y, max_norm):
+        return clipped_step(net, optimizer, x, y, 1.01 * max_norm)
+
+    assert line_of("9.6", {"clipped_step": larger_steps}).startswith("✗ 9.6: not right yet")
+
+    def clip_before_backward(net, optimizer, x, y, max_norm):
+        optimizer.zero_grad()
+        norm = eg.nn.utils.clip_grad_norm_(net.parameters(), max_norm)
+        ((net(x) - y) ** 2).mean().backward()
+        optimizer.step()
+        return norm.item()
+
+    assert line_of("9.6", {"clipped_step": clip_before_backward}).startswith(
+        "✗ 9.6: the step used the gradients as backward() left them")
+
+
+def test_9_6_a_step_that_returns_nothing_is_told_so():
+    def no_return(net, optimizer, x, y, max_norm):
+        clipped_step(net, optimizer, x, y, max_norm)
+
+    assert line_of("9.6", {"clipped_step": no_return}) == (
+        "✗ 9.6: clipped_step(...) at step 1 is None: a function without a `return` line "
+        "gives None.")
+
+
+def test_9_6_the_check_draws_no_random_numbers():
+    """The check's model starts from fixed weights: checking must not move the lesson's
+    random stream (nn.Linear would draw its start)."""
+    eg.random.set_seed(5)
+    before = eg.randn(3).numpy()
+    eg.random.set_seed(5)
+    line_of("9.6", SOLUTIONS["9.6"])
+    assert np.array_equal(eg.randn(3).numpy(), before)

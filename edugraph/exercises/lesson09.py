@@ -1,6 +1,7 @@
 """Lesson 9's exercises: three steps of backpropagation through time by hand; a finite-difference
 check of one weight of the recurrent cell; the parameters of the recurrent layers; clipping
-gradients by their global norm; the gradient through ``eg.while_loop``."""
+gradients by their global norm; the gradient through ``eg.while_loop``; clipping in a PyTorch
+training step."""
 import functools
 
 import numpy as np
@@ -416,7 +417,9 @@ def _scaled(grads, max_norm, norm):
 
 
 def _by_global_norm(grads, max_norm):
-    return _scaled(grads, max_norm, np.sqrt(sum(np.sum(g ** 2) for g in grads)))
+    """What TF's clip does: eg.clip_by_global_norm (tf.clip_by_global_norm)."""
+    clipped, _ = eg.clip_by_global_norm(grads, max_norm)
+    return [c.numpy() for c in clipped]
 
 
 def _each_by_its_norm(grads, max_norm):
@@ -455,7 +458,8 @@ def _passed_9_4(shown):
     after = np.sqrt(sum(np.sum(c ** 2) for c in shown["clipped"][0]))
     return (f"gradients of global norm {before:.2f} come back with norm {after:.2f} "
             f"(max_norm = {max_norm:g}), all scaled by one factor, so the step keeps its "
-            "direction; gradients under max_norm are left alone.")
+            "direction; gradients under max_norm are left alone: as eg.clip_by_global_norm "
+            "(tf.clip_by_global_norm) clips them.")
 
 
 ex9_4 = Exercise(
@@ -545,4 +549,206 @@ ex9_5 = Exercise(
     ),
 )
 
-EXERCISES = [ex9_1, ex9_2, ex9_3, ex9_4, ex9_5]
+# ------------------------------------------------ 9.6: clipping inside a PyTorch training step
+MAX_NORM6, LR6 = 1.5, 0.1
+W6 = np.array([[0.5, -0.3], [0.2, 0.8], [-0.6, 0.1]])     # the model's start: (3 in, 2 out)
+B6 = np.array([0.1, -0.2])
+
+
+def _batches6():
+    """Two batches whose targets are far from the model's outputs (the gradients' total norm
+    is above MAX_NORM6: clipping shortens these steps), then one whose targets are close (a
+    short gradient, which clipping must leave alone)."""
+    rng = np.random.RandomState(96)
+    far = [(rng.randn(4, 3), 5 * rng.randn(4, 2)) for _ in range(2)]
+    return far + [(rng.randn(4, 3), np.zeros((4, 2)))]
+
+
+class _Linear(nn.Module):
+    """A linear model x·W + b with a fixed start (a real nn.Linear would draw its start and
+    move the lesson's random numbers)."""
+
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(eg.tensor(W6))
+        self.bias = nn.Parameter(eg.tensor(B6))
+
+    def forward(self, x):
+        return eg.matmul(x, self.weight) + self.bias
+
+
+def _run_clipped_step(answer):
+    """The student's step on each batch, with eg.optim.SGD: the weights after each step and
+    the norms it returned."""
+    clipped_step = answer["clipped_step"]
+    net = _Linear()
+    optimizer = eg.optim.SGD(net.parameters(), lr=LR6)
+    weights, norms = [], []
+    for k, (x, y) in enumerate(_batches6()):
+        value = clipped_step(net, optimizer, eg.tensor(x), eg.tensor(y), MAX_NORM6)
+        norms.append(number(value, f"clipped_step(...) at step {k + 1}"))
+        weights.append(np.concatenate([net.weight.numpy().ravel(), net.bias.numpy().ravel()]))
+    return {"weights": tuple(weights), "norms": tuple(norms)}
+
+
+def _steps(clip="global", zero_grad=True, reduce=np.mean, norm_after=False):
+    """The SGD steps in numpy, with the gradients clipped as ``clip`` says ("global": by
+    their total norm, as clip_grad_norm_ does; "each": each by its own norm; "value": each
+    entry; "always": to max_norm even when shorter; None: not at all), and one rule changed
+    to make a known mistake."""
+    W, b = W6.copy(), B6.copy()
+    grad_W, grad_b = np.zeros_like(W), np.zeros_like(b)
+    weights, norms = [], []
+    for x, y in _batches6():
+        error = 2 * (x @ W + b - y) / (y.size if reduce is np.mean else 1)   # dL/d output
+        if not zero_grad:                       # .grad keeps the last step's (clipped) value
+            grad_W, grad_b = grad_W + x.T @ error, grad_b + error.sum(0)
+        else:
+            grad_W, grad_b = x.T @ error, error.sum(0)
+        norm = np.sqrt(np.sum(grad_W ** 2) + np.sum(grad_b ** 2))
+        if clip == "global":
+            factor = min(1.0, MAX_NORM6 / (norm + 1e-6))
+            grad_W, grad_b = grad_W * factor, grad_b * factor
+        elif clip == "always":
+            grad_W, grad_b = grad_W * MAX_NORM6 / norm, grad_b * MAX_NORM6 / norm
+        elif clip == "each":
+            grad_W, grad_b = (g * min(1.0, MAX_NORM6 / (np.linalg.norm(g) + 1e-6))
+                              for g in (grad_W, grad_b))
+        elif clip == "value":
+            grad_W, grad_b = (np.clip(g, -MAX_NORM6, MAX_NORM6) for g in (grad_W, grad_b))
+        W, b = W - LR6 * grad_W, b - LR6 * grad_b
+        weights.append(np.concatenate([W.ravel(), b]))
+        norms.append(min(norm, MAX_NORM6) if norm_after else norm)
+    return {"weights": tuple(weights), "norms": tuple(norms)}
+
+
+def _same_weights_as(**rule):
+    """A mistake's predicate on the weights alone (the norms it returns may be anything)."""
+    return lambda got, reference: close(got["weights"], _steps(**rule)["weights"])
+
+
+def _unmoved(got, reference):
+    start = np.concatenate([W6.ravel(), B6])
+    return all(close(w, start) for w in got["weights"])
+
+
+def _mean_squared_error(net, x, y):
+    return ((net(x) - y) ** 2).mean()
+
+
+def _clip_after_step(net, optimizer, x, y, max_norm):
+    optimizer.zero_grad()
+    _mean_squared_error(net, x, y).backward()
+    optimizer.step()
+    return nn.utils.clip_grad_norm_(net.parameters(), max_norm).item()
+
+
+def _clip_each(net, optimizer, x, y, max_norm):
+    optimizer.zero_grad()
+    _mean_squared_error(net, x, y).backward()
+    norms = [nn.utils.clip_grad_norm_([p], max_norm) for p in net.parameters()]
+    optimizer.step()
+    return eg.sqrt(sum(n ** 2 for n in norms)).item()
+
+
+def _clip_values(net, optimizer, x, y, max_norm):
+    optimizer.zero_grad()
+    _mean_squared_error(net, x, y).backward()
+    norm = eg.sqrt(sum((p.grad ** 2).sum() for p in net.parameters())).item()
+    nn.utils.clip_grad_value_(net.parameters(), max_norm)
+    optimizer.step()
+    return norm
+
+
+def _rescale_always(net, optimizer, x, y, max_norm):
+    optimizer.zero_grad()
+    _mean_squared_error(net, x, y).backward()
+    norm = eg.sqrt(sum((p.grad ** 2).sum() for p in net.parameters()))
+    for p in net.parameters():
+        p.grad = p.grad * (max_norm / norm)
+    optimizer.step()
+    return norm.item()
+
+
+def _norm_after(net, optimizer, x, y, max_norm):
+    optimizer.zero_grad()
+    _mean_squared_error(net, x, y).backward()
+    nn.utils.clip_grad_norm_(net.parameters(), max_norm)
+    optimizer.step()
+    return eg.sqrt(sum((p.grad ** 2).sum() for p in net.parameters())).item()
+
+
+def _summed_loss(net, optimizer, x, y, max_norm):
+    optimizer.zero_grad()
+    ((net(x) - y) ** 2).sum().backward()
+    norm = nn.utils.clip_grad_norm_(net.parameters(), max_norm)
+    optimizer.step()
+    return norm.item()
+
+
+def _no_zero_grad(net, optimizer, x, y, max_norm):
+    _mean_squared_error(net, x, y).backward()
+    norm = nn.utils.clip_grad_norm_(net.parameters(), max_norm)
+    optimizer.step()
+    return norm.item()
+
+
+def _no_step(net, optimizer, x, y, max_norm):
+    optimizer.zero_grad()
+    _mean_squared_error(net, x, y).backward()
+    return nn.utils.clip_grad_norm_(net.parameters(), max_norm).item()
+
+
+def _passed_9_6(shown):
+    long_1, long_2, short = shown["norms"]
+    return (f"each step read the clipped gradients: total norms {long_1:.2f} and {long_2:.2f} "
+            f"scaled down to max_norm = {MAX_NORM6:g}, {short:.2f} left alone, every step in "
+            "its gradient's own direction.")
+
+
+ex9_6 = Exercise(
+    "9.6",
+    reads={"clipped_step": function},
+    run=_run_clipped_step,
+    reference=_steps,
+    passed=_passed_9_6,
+    expected="clipped_step(net, optimizer, x, y, max_norm) makes one step (zero_grad, the mean "
+             "squared error, backward, clip_grad_norm_, step) and returns the total norm "
+             "before clipping as a number; checked on three steps, the weights to 1e-6.",
+    atol=1e-6,          # clipping by hand with TF's formula (no + 1e-6 in the norm) passes too
+    mistakes=(
+        Mistake("the step used the gradients as backward() left them: clip_grad_norm_ "
+                "scales the .grad of the parameters in place, so call it after "
+                "loss.backward() has written them and before optimizer.step() reads them.",
+                when=_same_weights_as(clip=None),
+                example={"clipped_step": _clip_after_step}),
+        Mistake("each parameter's gradient was clipped by its own norm (that is Keras's "
+                "clipnorm=): the step turns. Pass all the parameters to one call, "
+                "clip_grad_norm_(net.parameters(), max_norm), so that one factor from their "
+                "total norm scales them all.",
+                when=_same_weights_as(clip="each"), example={"clipped_step": _clip_each}),
+        Mistake("clip_grad_value_ clips each entry to [-max_norm, max_norm], which turns the "
+                "step; clip_grad_norm_ scales all the gradients by one factor.",
+                when=_same_weights_as(clip="value"), example={"clipped_step": _clip_values}),
+        Mistake("the short gradient of the last step was stretched to max_norm: clip only "
+                "a gradient that is longer than max_norm, by the factor "
+                "min(1, max_norm / norm), as clip_grad_norm_ does.",
+                gives=lambda: _steps(clip="always"),
+                example={"clipped_step": _rescale_always}),
+        Mistake("each step's gradient still holds the ones before: backward() adds to "
+                ".grad. Call optimizer.zero_grad() at the start of each step.",
+                gives=lambda: _steps(zero_grad=False),
+                example={"clipped_step": _no_zero_grad}),
+        Mistake("the steps are right, but return the norm clip_grad_norm_ returns, the one "
+                "before clipping: after clipping it is never above max_norm, so it would hide "
+                "the explosions you want to see.",
+                gives=lambda: _steps(norm_after=True), example={"clipped_step": _norm_after}),
+        Mistake("the norms are too large: the loss is the mean of the squared errors, not "
+                "their sum, whose longer gradient is also clipped where the mean's is not.",
+                gives=lambda: _steps(reduce=np.sum), example={"clipped_step": _summed_loss}),
+        Mistake("the weights did not move: after clipping, call optimizer.step().",
+                when=_unmoved, example={"clipped_step": _no_step}),
+    ),
+)
+
+EXERCISES = [ex9_1, ex9_2, ex9_3, ex9_4, ex9_5, ex9_6]

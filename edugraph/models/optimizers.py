@@ -1,43 +1,73 @@
 """Keras's optimizer names and defaults (``tf.keras.optimizers.Adam()``, ``compile("adam")``) on
 edugraph's update rules (``eg.train``), set up as Keras sets them up: RMSprop's mean square
-starts at 0 (TF1's at 1), and Adagrad adds its epsilon to the root (TF1's has none)."""
+starts at 0 (TF1's at 1), and Adagrad adds its epsilon to the root (TF1's has none).
+
+Each takes Keras's gradient clipping too: ``clipnorm`` (each gradient to that norm,
+``eg.clip_by_norm``), ``global_clipnorm`` (all of them together, ``eg.clip_by_global_norm``) or
+``clipvalue`` (each entry), applied inside ``apply_gradients``, so also in ``fit``."""
 from .. import train
 
 __all__ = ["SGD", "Adam", "RMSprop", "Adagrad", "Adadelta", "Ftrl", "get"]
 
 
-def SGD(learning_rate=0.01, momentum=0.0, nesterov=False, name="SGD"):
+def SGD(learning_rate=0.01, momentum=0.0, nesterov=False, name="SGD", clipnorm=None,
+        clipvalue=None, global_clipnorm=None):
     """Plain gradient descent, or with ``momentum`` (``nesterov=True``: Nesterov's)."""
     if momentum:
-        return train.MomentumOptimizer(learning_rate, momentum, use_nesterov=nesterov,
-                                       name=name)
-    return train.GradientDescentOptimizer(learning_rate, name=name)
+        rule = train.MomentumOptimizer(learning_rate, momentum, use_nesterov=nesterov, name=name)
+    else:
+        rule = train.GradientDescentOptimizer(learning_rate, name=name)
+    return _clipping(rule, clipnorm, clipvalue, global_clipnorm)
 
 
-def Adam(learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, name="Adam"):
-    return train.AdamOptimizer(learning_rate, beta1=beta_1, beta2=beta_2, epsilon=epsilon,
+def Adam(learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, name="Adam",
+         clipnorm=None, clipvalue=None, global_clipnorm=None):
+    rule = train.AdamOptimizer(learning_rate, beta1=beta_1, beta2=beta_2, epsilon=epsilon,
                                name=name)
+    return _clipping(rule, clipnorm, clipvalue, global_clipnorm)
 
 
-def RMSprop(learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7, name="RMSprop"):
-    return train.RMSPropOptimizer(learning_rate, decay=rho, momentum=momentum,
+def RMSprop(learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7, name="RMSprop",
+            clipnorm=None, clipvalue=None, global_clipnorm=None):
+    rule = train.RMSPropOptimizer(learning_rate, decay=rho, momentum=momentum,
                                   epsilon=epsilon, name=name, initial_mean_square=0.0)
+    return _clipping(rule, clipnorm, clipvalue, global_clipnorm)
 
 
-def Adagrad(learning_rate=0.001, initial_accumulator_value=0.1, epsilon=1e-7, name="Adagrad"):
-    return train.AdagradOptimizer(learning_rate, initial_accumulator_value, name=name,
+def Adagrad(learning_rate=0.001, initial_accumulator_value=0.1, epsilon=1e-7, name="Adagrad",
+            clipnorm=None, clipvalue=None, global_clipnorm=None):
+    rule = train.AdagradOptimizer(learning_rate, initial_accumulator_value, name=name,
                                   epsilon=epsilon)
+    return _clipping(rule, clipnorm, clipvalue, global_clipnorm)
 
 
-def Adadelta(learning_rate=0.001, rho=0.95, epsilon=1e-7, name="Adadelta"):
-    return train.AdadeltaOptimizer(learning_rate, rho=rho, epsilon=epsilon, name=name)
+def Adadelta(learning_rate=0.001, rho=0.95, epsilon=1e-7, name="Adadelta", clipnorm=None,
+             clipvalue=None, global_clipnorm=None):
+    rule = train.AdadeltaOptimizer(learning_rate, rho=rho, epsilon=epsilon, name=name)
+    return _clipping(rule, clipnorm, clipvalue, global_clipnorm)
 
 
 def Ftrl(learning_rate=0.001, learning_rate_power=-0.5, initial_accumulator_value=0.1,
-         l1_regularization_strength=0.0, l2_regularization_strength=0.0, name="Ftrl"):
-    return train.FtrlOptimizer(learning_rate, learning_rate_power, initial_accumulator_value,
+         l1_regularization_strength=0.0, l2_regularization_strength=0.0, name="Ftrl",
+         clipnorm=None, clipvalue=None, global_clipnorm=None):
+    rule = train.FtrlOptimizer(learning_rate, learning_rate_power, initial_accumulator_value,
                                l1_regularization_strength, l2_regularization_strength,
                                name=name)
+    return _clipping(rule, clipnorm, clipvalue, global_clipnorm)
+
+
+def _clipping(optimizer, clipnorm, clipvalue, global_clipnorm):
+    """Keras's clipping arguments on ``optimizer`` (used in its ``apply_gradients``)."""
+    if clipnorm is not None and global_clipnorm is not None:
+        raise ValueError(f"Only one of `clipnorm` and `global_clipnorm` can be set (each "
+                         f"gradient by its own norm, or all by their global norm). Received: "
+                         f"clipnorm={clipnorm}, global_clipnorm={global_clipnorm}")
+    for name, value in (("clipnorm", clipnorm), ("clipvalue", clipvalue),
+                        ("global_clipnorm", global_clipnorm)):
+        if value is not None and not value > 0:
+            raise ValueError(f"{name} must be positive (e.g. {name}=1.0), got {value!r}.")
+        setattr(optimizer, name, value)
+    return optimizer
 
 
 _BY_NAME = {"sgd": SGD, "adam": Adam, "rmsprop": RMSprop, "adagrad": Adagrad,

@@ -719,3 +719,6 @@ class L1Loss(_Loss):
 
 # (last: recurrent.py makes its parameters with _parameter, above)
 from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell  # noqa: E402,F401
+
+
+from . import utils  # noqa: E402,F401  (torch.nn.utils: clip_grad_norm_)

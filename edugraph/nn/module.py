@@ -6,7 +6,9 @@ owns variables and computes outputs from inputs with ops — and differ only in 
 * variables and sub-modules assigned as attributes are tracked automatically (PyTorch), and
   listed with ``parameters()`` / ``named_parameters()`` / ``trainable_variables`` (both);
 * a layer may be *built lazily* on its first call, when the input's last dimension is known
-  (Keras: ``Dense(10)`` needs no input size), by overriding ``build(input_shape)``;
+  (Keras: ``Dense(10)`` needs no input size), by overriding ``build(input_shape)``; calling
+  ``layer.build(input_shape)`` by hand builds it once, as in Keras (the first call then uses
+  those weights);
 * the computation is ``call(inputs, training=...)`` (Keras) or ``forward(x)`` (PyTorch);
 * ``training`` says whether dropout drops and batch norm uses batch statistics. Passed
   explicitly it wins (Keras's ``model(x, training=True)``); otherwise the module's own flag is
@@ -17,6 +19,7 @@ owns variables and computes outputs from inputs with ops — and differ only in 
 Layers compute with edugraph ops only, so the same layer runs eagerly, inside a Session graph
 and in traced functions, on every device, and its gradients come from the ops.
 """
+import functools
 import inspect
 import itertools
 import numbers
@@ -106,6 +109,20 @@ class Module:
     """Base of layers and models: tracks variables and sub-modules, builds on first call."""
 
     training = False            # Keras layers default to inference; see the module docstring
+
+    def __init_subclass__(cls, **kwargs):
+        """A subclass's ``build`` marks the layer built when it returns, as Keras's ``build``
+        does, so that ``layer.build(shape)`` called by hand is not repeated (new weights, the
+        old ones left behind) by the first call."""
+        super().__init_subclass__(**kwargs)
+        build = cls.__dict__.get("build")
+        if build is not None and not getattr(build, "marks_built", False):
+            @functools.wraps(build)
+            def build_and_mark_built(self, *args, **kwargs):
+                build(self, *args, **kwargs)
+                self.built = True
+            build_and_mark_built.marks_built = True
+            cls.build = build_and_mark_built
 
     def __init__(self, name=None, trainable=True, dtype=None, input_shape=None, input_dim=None,
                  batch_input_shape=None):

@@ -17,6 +17,8 @@ from ..autodiff import GradientTape
 from ..context import no_grad
 from ..errors import ShapeError
 from ..losses import _compatible
+from ..ops.clip import clip_by_global_norm, clip_by_norm
+from ..ops.math import clip
 from ..tensor import Tensor
 from ..variable import Variable
 
@@ -28,6 +30,9 @@ class Optimizer:
 
     slot_initial = {}
     counts_steps = False                # does the rule need the step number (Adam's bias fix)?
+    # Keras's optimizers clip the gradients before the update when made with clipnorm=,
+    # global_clipnorm= or clipvalue= (eg.keras.optimizers sets these); TF1's have no such option
+    clipnorm = global_clipnorm = clipvalue = None
 
     def __init__(self, learning_rate, use_locking=False, name=None):
         if not isinstance(learning_rate, Tensor) and (
@@ -144,6 +149,7 @@ class Optimizer:
         return self.apply_gradients(self.compute_gradients(loss, var_list), global_step, name)
 
     def _apply(self, pairs, global_step):
+        pairs = self._clipped(pairs)
         step, writes = None, []
         if self.counts_steps:
             counter = self.step_variable(pairs[0][1])
@@ -163,6 +169,21 @@ class Optimizer:
             return group(*writes, name="update")
         with control_dependencies(writes):
             return global_step.assign_add(1).op
+
+    def _clipped(self, pairs):
+        """Keras's gradient clipping, one kind at most: each gradient by its own norm
+        (``clipnorm``), all of them by their global norm (``global_clipnorm``), or each entry
+        to [-clipvalue, clipvalue]."""
+        grads = [g for g, _ in pairs]
+        if self.clipnorm is not None:
+            grads = [clip_by_norm(g, self.clipnorm) for g in grads]
+        elif self.global_clipnorm is not None:
+            grads, _ = clip_by_global_norm(grads, self.global_clipnorm)
+        elif self.clipvalue is not None:
+            grads = [clip(g, -self.clipvalue, self.clipvalue) for g in grads]
+        else:
+            return pairs
+        return [(g, v) for g, (_, v) in zip(grads, pairs)]
 
 
 def _checked_pairs(grads_and_vars, global_step):
