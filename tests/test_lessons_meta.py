@@ -3,8 +3,10 @@
 nbval (``pytest lessons/``) checks that each lesson runs and still prints what it stored; these
 tests check what nbval does not: the files themselves.
 """
+import base64
 import json
 import re
+import struct
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,9 @@ LESSONS = Path(__file__).resolve().parent.parent / "lessons"
 NOTEBOOKS = sorted(LESSONS.glob("*.ipynb"))
 MAX_BYTES = 1024 * 1024
 MAX_LINE = 78
+PLOTLY = "application/vnd.plotly.v1+json"
+MAX_IMAGE_BYTES = 100 * 1024
+RECORD = "python -m edugraph.exercises.record"
 # Things that differ between runs or machines, so nbval would fail on them.
 MACHINE_DETAILS = re.compile(r" at 0x[0-9a-fA-F]{6,}|/tmp/|\\Temp\\|/home/\w+/")
 
@@ -74,7 +79,8 @@ def test_small_enough(path):
 def test_no_widget_state(path):
     nb = load(path)
     assert "widgets" not in nb.get("metadata", {}), (
-        f"{path.name} stores widget state in metadata.widgets; delete it after executing")
+        f"{path.name} stores widget state in metadata.widgets; record the lesson with "
+        f"{RECORD} lessons/{path.name}, which leaves it out")
     assert "application/vnd.jupyter.widget-state+json" not in path.read_text(encoding="utf-8")
 
 
@@ -90,8 +96,8 @@ def test_code_cells_are_executed_in_order(path):
     counts = []
     for i, cell in enumerate(code_cells(load(path))):
         assert cell.get("execution_count") is not None, (
-            f"{path.name}: code cell {i} was never run; execute the notebook and save it "
-            "with its outputs (jupyter nbconvert --to notebook --execute --inplace)")
+            f"{path.name}: code cell {i} was never run; record the lesson with its outputs: "
+            f"{RECORD} lessons/{path.name}")
         counts.append(cell["execution_count"])
         assert not any(o.get("output_type") == "error" for o in cell.get("outputs", [])), \
             f"{path.name}: code cell {i} stored an error"
@@ -122,3 +128,51 @@ def test_compared_outputs_hold_no_machine_details(path):
     assert not found, (f"{path.name}: stored outputs that nbval compares show memory addresses "
                        f"or temporary paths, which change on every run (cell, text): {found[:3]}; "
                        "print names instead, or start the cell with # NBVAL_IGNORE_OUTPUT")
+
+
+def png_size(data):
+    """(width, height) of a PNG, or None when ``data`` is not one."""
+    if data[:8] != b"\x89PNG\r\n\x1a\n" or data[12:16] != b"IHDR":
+        return None
+    return struct.unpack(">II", data[16:24])
+
+
+def figures(nb):
+    """(cell index, output) of every output that holds a plotly figure."""
+    return [(i, output) for i, cell in enumerate(code_cells(nb))
+            for output in cell.get("outputs", []) if PLOTLY in output.get("data", {})]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_figures_are_plotly_outputs(path):
+    """A figure shown another way (plotly.js in HTML) would get no PNG and weigh megabytes."""
+    html = [i for i, cell in enumerate(code_cells(load(path)))
+            for output in cell.get("outputs", [])
+            if "plotly" in "".join(output.get("data", {}).get("text/html", ""))]
+    assert not html, (f"{path.name}: code cells {html} show a plotly figure as HTML; "
+                      'show it with fig.show(renderer="plotly_mimetype")')
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_every_figure_has_a_png_beside_it(path):
+    """GitHub and nbviewer run no plotly.js: they show the PNG stored in the figure's output.
+
+    nbval compares no PNG, so a fresh run, which makes none, still matches; the PNG is drawn
+    from the stored figure at the figure's own width and height (scale 1).
+    """
+    for i, output in figures(load(path)):
+        data = output["data"]
+        assert "image/png" in data, (
+            f"{path.name}: the figure in code cell {i} has no PNG beside it, so GitHub shows "
+            f"nothing; record the lesson with {RECORD} lessons/{path.name} "
+            "(--no-execute to keep its outputs)")
+        png = base64.b64decode("".join(data["image/png"]))
+        size = png_size(png)
+        assert size, f"{path.name}: code cell {i}: the figure's image/png is not a PNG"
+        layout = data[PLOTLY].get("layout", {})
+        expected = (layout.get("width", size[0]), layout.get("height", size[1]))
+        assert size == expected, (f"{path.name}: code cell {i}: the PNG is {size[0]}×{size[1]}, "
+                                  f"the figure {expected[0]}×{expected[1]}; record it again")
+        assert len(png) <= MAX_IMAGE_BYTES, (
+            f"{path.name}: code cell {i}: the figure's PNG is {len(png) // 1024} KiB "
+            f"(at most {MAX_IMAGE_BYTES // 1024}); record it with {RECORD}")
