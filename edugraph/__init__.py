@@ -5,6 +5,8 @@ Everything a student needs is here, under the names used on the lecture slides.
 """
 from types import SimpleNamespace as _SimpleNamespace
 
+from .missing import MissingNameError as _MissingNameError
+
 from . import errors, nn  # noqa: F401
 from .autodiff import GradientTape, UnconnectedGradients, backward, grad
 from .context import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
@@ -27,9 +29,12 @@ from .ops.random import (arange, fill, full, full_like, linspace, manual_seed, o
                          rand, rand_like, randint, randn, randn_like, random_normal,
                          random_uniform, range_ as range, torch_normal as normal,
                          truncated_normal, zeros, zeros_like)  # noqa: A001
-from .ops.reduce import (argmax, argmin, cumsum, logsumexp, norm, reduce_all, reduce_any,
-                         reduce_logsumexp, reduce_max, reduce_mean, reduce_min, reduce_std,
-                         reduce_sum, reduce_variance, std, torch_max, torch_min, var)
+from .ops.reduce import (cumsum, logsumexp, norm, reduce_all, reduce_any, reduce_logsumexp,
+                         reduce_max, reduce_mean, reduce_min, reduce_std, reduce_sum,
+                         reduce_variance, std, torch_max, torch_min, var)
+# argmax without an axis: TF's works along axis 0, PyTorch's flattens (eg.argmax asks which)
+from .ops.reduce import shared_argmax as argmax, shared_argmin as argmin
+from .ops.reduce import tf_argmax as _tf_argmax, tf_argmin as _tf_argmin
 from .ops.shape import (broadcast_to, cat, concat, copy_to, expand_dims, flatten, gather,
                         identity, one_hot, permute, reshape, squeeze, stack, stop_gradient,
                         transpose, unsqueeze)
@@ -41,6 +46,7 @@ from .view import GraphView, graph_view
 # The other rooms: each exports its public names through its package's __all__.
 from . import data, datasets, initializers, layers, losses, train  # noqa: E402,F401
 from . import autograd, keras  # noqa: E402,F401  (torch.autograd, tf.keras)
+from . import debugging  # noqa: E402,F401  (tf.debugging.enable_check_numerics)
 from . import cuda, optim  # noqa: E402,F401  (torch.cuda, torch.optim)
 from . import distribute  # noqa: E402,F401  (tf.distribute)
 from . import utils  # noqa: E402,F401  (torch.utils: eg.utils.data.DataLoader...)
@@ -73,7 +79,7 @@ clamp = clip                    # torch.clamp(x, min=0)
     logsumexp, cumsum))
 # tf.math: TF's namespace of the elementwise maths and reductions (tf.math.reduce_std(x))
 math = _SimpleNamespace(**{name: globals()[name] for name in (
-    "abs", "add", "add_n", "argmax", "argmin", "cos", "cumsum", "divide", "divide_no_nan",
+    "abs", "add", "add_n", "cos", "cumsum", "divide", "divide_no_nan",
     "equal", "exp",
     "floordiv", "floormod",
     "greater", "greater_equal", "less", "less_equal", "log", "log_softmax", "logical_and",
@@ -81,11 +87,22 @@ math = _SimpleNamespace(**{name: globals()[name] for name in (
     "reduce_all", "reduce_any", "reduce_logsumexp", "reduce_max", "reduce_mean", "reduce_min",
     "reduce_std", "reduce_sum", "reduce_variance", "sigmoid", "sign", "sin", "softmax", "softplus",
     "sqrt", "square", "subtract", "tanh")})
+math.argmax, math.argmin = (_accepting_tf1_keywords(f) for f in (_tf_argmax, _tf_argmin))
 test = _SimpleNamespace(is_gpu_available=gpu_available)     # tf.test.is_gpu_available()
-# TF 1.x's eager preview, as on the slides: @tf.contrib.eager.defun became @tf.function
-contrib = _SimpleNamespace(eager=_SimpleNamespace(defun=function, Variable=Variable))
+from . import contrib  # noqa: E402,F401  (tf.contrib.eager: TF 1.x's eager preview, lecture 6)
+from . import compat  # noqa: E402,F401  (tf.compat.v1: TF1 programs with their tf. lines)
+from . import io  # noqa: E402,F401  (tf.io: TFRecord files, decode_raw)
+from . import summary  # noqa: E402,F401  (tf.summary: TensorBoard's event files)
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name):
+    """``eg.<name>`` for a name edugraph does not have: what to use instead (missing.py)."""
+    if name.startswith("_"):
+        raise AttributeError(f"module 'edugraph' has no attribute '{name}'")
+    raise _MissingNameError("eg", name, lambda: list(globals()))
+
 
 # ``from edugraph import *`` must not replace Python's own print, range, sum, max, float...
 # nor a standard module the notebook imported (math, random)

@@ -12,7 +12,7 @@ import heapq
 import math
 import warnings
 
-from . import context, nest
+from . import context, debugging as _debugging, nest
 from .context import state, no_grad, enable_grad, next_sequence
 from .errors import GradientError
 from .ops import base as _base  # (module import: tensor.py loads this file while ops load)
@@ -46,9 +46,13 @@ def _host(value, dtype):
     return np.asarray(value, dtype=dtype)
 
 
-def _propagate(outputs, seeds, boundary=0, wanted=(), accumulate=True):
+_newest_freed = 0                  # the newest node a backward() freed (a sequence number)
+
+
+def _propagate(outputs, seeds, boundary=0, wanted=(), accumulate=True, free=False):
     """The reverse walk. Returns the summed gradient of each node in ``wanted``; with
-    ``accumulate`` adds leaf gradients into ``leaf.grad`` as PyTorch does.
+    ``accumulate`` adds leaf gradients into ``leaf.grad`` as PyTorch does; with ``free``
+    marks each node it walks as freed (``backward()`` without ``retain_graph``, see there).
 
     Nodes recorded before ``boundary`` (a tape's start) count as leaves: a tape only sees what
     it recorded. Leaves are never on the heap; their gradients wait in ``grads`` until the end.
@@ -63,7 +67,13 @@ def _propagate(outputs, seeds, boundary=0, wanted=(), accumulate=True):
     push, pop = heapq.heappush, heapq.heappop
     found = {}
     sum_to_shape = _base.sum_to_shape
-    changed = context.last_in_place_change
+    global _newest_freed            # (comparisons, not max(): this runs once per backward)
+    as_recorded_after = context.last_in_place_change
+    if _newest_freed > as_recorded_after:
+        as_recorded_after = _newest_freed
+    if free and pending and -pending[0][0] > _newest_freed:
+        _newest_freed = -pending[0][0]
+    checking = _base.check_result is not None   # eg.debugging.enable_check_numerics()
     while pending:
         node = pop(pending)[1]
         grad = grads.pop(node)
@@ -71,11 +81,17 @@ def _propagate(outputs, seeds, boundary=0, wanted=(), accumulate=True):
             found[node] = grad
         if accumulate and node._retain:         # (retained grads add up too, as in PyTorch)
             _accumulate(node, grad)
-        if node._seq > changed:                 # (nothing changed in place since: the norm)
-            out, inputs, backward_inputs = node, node._inputs, node._inputs
+        if node._seq > as_recorded_after:       # (nothing changed in place or freed since:
+            out, inputs, backward_inputs = node, node._inputs, node._inputs      # the norm)
         else:
             out, inputs, backward_inputs = _as_recorded(node)
-        for inp, g in zip(inputs, node._op.backward(grad, out, *backward_inputs)):
+        if free:
+            node._freed = True
+        if checking:                            # (a numerics check names node's backward)
+            input_grads = _debugging.backward_checked(node, grad, out, backward_inputs)
+        else:
+            input_grads = node._op.backward(grad, out, *backward_inputs)
+        for inp, g in zip(inputs, input_grads):
             if g is None or not inp.requires_grad:
                 continue
             if inp.graph is not None or g._value.shape != inp._value.shape:
@@ -100,8 +116,9 @@ def _accumulate(tensor, grad):
 
 
 def _as_recorded(node):
-    """For a node recorded before some tensor changed in place: ``node``, the inputs it used,
-    and the tensors its backward may read, as they were when it was recorded.
+    """For a node recorded before some tensor changed in place or a backward() freed nodes:
+    ``node``, the inputs it used, and the tensors its backward may read, as they were when it
+    was recorded.
 
     * An input that a recorded change has made a new node since (``out += identity`` while
       gradients are recorded: ``Tensor._record_change``) is the version it was then
@@ -111,8 +128,13 @@ def _as_recorded(node):
       that needs them fails clearly (PyTorch's "modified by an inplace operation"); one that
       does not (``w * x`` for w's gradient reads only x) still gives the right answer, as in
       TF. A tensor that is a view of a variable's array (``w.T``, ``w[0]``, ``w.detach()``)
-      changed when the variable did."""
+      changed when the variable did.
+    * A node that a ``backward()`` without ``retain_graph`` has walked is read through
+      stand-ins that say so (``_Freed``): walking it again gives its gradient only where it
+      needs no saved values (an add), as in PyTorch."""
     inputs = tuple(_version_at(t, node._seq) for t in node._inputs)
+    if getattr(node, "_freed", False):
+        return _Freed(node, node), inputs, [_Freed(t, node) for t in inputs]
     written = context.written_in_place_since(node._seq)
     readable = []
     for t in (node, *inputs):
@@ -146,9 +168,9 @@ def _viewed_variable(tensor, written):
     return None
 
 
-class _Overwritten(Tensor):
-    """An input or the output of ``node``, changed in place after ``node`` was recorded:
-    shape and dtype, but no values."""
+class _WithoutValues(Tensor):
+    """An input or the output of ``node`` whose values its backward may no longer read:
+    shape and dtype, but reading the values raises the error ``_why`` writes."""
 
     __slots__ = ("_shape", "_dtype", "_user", "_view_of", "_role")
 
@@ -160,21 +182,7 @@ class _Overwritten(Tensor):
 
     @property
     def _value(self):
-        op = self._user._op.name
-        shape = f"(shape {self._shape})"
-        if self._view_of is not None:
-            source = f"variable '{self._view_of.name}'" if self._view_of.name else "a tensor"
-            shared = "that is a view of" if self._role == "an input" else \
-                "that shares memory with"
-            what = f"{self._role} {shape} {shared} {source} (a reshape, slice, detach...)"
-        else:
-            what = f"its variable '{self.name}' {shape}" if self.name else f"{self._role} {shape}"
-        raise GradientError(
-            f"The gradient of {op} needs the values of {what}, but they were changed in place "
-            f"(assign, assign_add/sub, x -= ..., x[...] = ... or .data = ...) after {op} "
-            f"{'made' if self._role == 'its output' else 'used'} them. Take the gradients "
-            "first and change the variables after (grads = tape.gradient(loss, [w1, w2]), "
-            "then the assigns), or run the forward pass again.")
+        raise GradientError(self._why())
 
     @_value.setter
     def _value(self, value):        # (Tensor.__init__ sets it: nothing to keep)
@@ -185,10 +193,51 @@ class _Overwritten(Tensor):
     size = property(lambda self: math.prod(self._shape))
 
 
+class _Freed(_WithoutValues):
+    """What ``node`` saved for its backward, after a ``backward()`` without ``retain_graph``
+    walked it (PyTorch frees saved values then: a second walk that needs them fails)."""
+
+    def _why(self):
+        op = self._user._op.name
+        return (f"Trying to backward through the graph a second time: the gradient of {op} "
+                f"needs the values of {self._role} (shape {self._shape}), and the first "
+                "backward() freed them, as PyTorch does. Call backward() once per forward "
+                "pass (compute the loss again, then backward() again: the gradients add up in "
+                ".grad), or pass retain_graph=True to the first backward() if you need to "
+                "walk the same graph twice.")
+
+
+class _Overwritten(_WithoutValues):
+    """An input or the output of ``node``, changed in place after ``node`` was recorded."""
+
+    def _why(self):
+        op = self._user._op.name
+        shape = f"(shape {self._shape})"
+        if self._view_of is not None:
+            source = f"variable '{self._view_of.name}'" if self._view_of.name else "a tensor"
+            shared = "that is a view of" if self._role == "an input" else \
+                "that shares memory with"
+            what = f"{self._role} {shape} {shared} {source} (a reshape, slice, detach...)"
+        else:
+            what = f"its variable '{self.name}' {shape}" if self.name else f"{self._role} {shape}"
+        return (f"The gradient of {op} needs the values of {what}, but they were changed in "
+                f"place (assign, assign_add/sub, x -= ..., x[...] = ... or .data = ...) after "
+                f"{op} {'made' if self._role == 'its output' else 'used'} them. Take the "
+                "gradients first and change the variables after (grads = tape.gradient(loss, "
+                "[w1, w2]), then the assigns), or run the forward pass again.")
+
+
 def backward(output, grad=None, retain_graph=None, create_graph=False, inputs=None):
     """``output.backward()``: gradients of ``output`` into every leaf's ``.grad`` (only into
     ``inputs`` when given, as in PyTorch). ``torch.autograd.backward([l1, l2], [g1, g2])``:
-    several outputs (and their gradients), whose gradients add up."""
+    several outputs (and their gradients), whose gradients add up.
+
+    As in PyTorch, a walk without ``retain_graph`` (which defaults to ``create_graph``) frees
+    the graph it walked: PyTorch frees the values the ops saved for their gradients; here they
+    are marked as gone (the tensors keep their arrays, for the inspector), so a second
+    ``backward()`` through that graph is an error, as there. Each forward pass makes a new
+    graph, so ``loss.backward()`` once per pass adds the passes' gradients up in ``.grad``."""
+    free = not (create_graph if retain_graph is None else retain_graph)
     if isinstance(output, (list, tuple)):
         outputs = list(output)
         grads = list(grad) if isinstance(grad, (list, tuple)) else [grad] * len(outputs)
@@ -199,10 +248,10 @@ def backward(output, grad=None, retain_graph=None, create_graph=False, inputs=No
     with enable_grad() if create_graph else no_grad():
         seeds = list(map(_seed, outputs, grads))
         if inputs is None:
-            _propagate(outputs, seeds)
+            _propagate(outputs, seeds, free=free)
             return
         inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
-        found = _propagate(outputs, seeds, wanted=set(inputs), accumulate=False)
+        found = _propagate(outputs, seeds, wanted=set(inputs), accumulate=False, free=free)
         for t in inputs:
             if t in found:
                 _accumulate(t, found[t])

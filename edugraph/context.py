@@ -18,6 +18,7 @@ class _State(threading.local):
         self.grad_enabled = True    # eager ops record their inputs for backward
         self.graph = _static_default[0]     # the Graph receiving new ops, or None (eager)
         self.tapes = []             # active GradientTapes, innermost last
+        self.inlined_functions = 0  # eg.function bodies running inlined into a graph
 
 
 state = _State()
@@ -113,3 +114,13 @@ def building(graph):
         yield graph
     finally:
         state.graph = previous
+
+
+@contextlib.contextmanager
+def inlined_function():
+    """An ``eg.function``'s body (TF2 code) runs inlined into the graph being built."""
+    state.inlined_functions += 1
+    try:
+        yield
+    finally:
+        state.inlined_functions -= 1

@@ -32,6 +32,12 @@ class Device:
         return f"{self.kind}:{self.index}"
 
     @property
+    def type(self):
+        """PyTorch's name for the kind, ``'cpu'`` or ``'cuda'`` (a GPU): ``if
+        x.device.type == 'cuda':`` in PyTorch code works as written."""
+        return "cuda" if self.kind == "gpu" else self.kind
+
+    @property
     def full_name(self):
         """TensorFlow's spelling, ``/job:localhost/replica:0/task:0/device:GPU:0``."""
         return f"/job:localhost/replica:0/task:0/device:{self.kind.upper()}:{self.index}"
@@ -278,8 +284,8 @@ class Placement:
 
     @property
     def type(self):
-        """PyTorch's name for the kind: ``'cpu'``, ``'gpu'``..."""
-        return self.device.kind
+        """PyTorch's name for the kind: ``'cpu'``, ``'cuda'``... (``Device.type``)."""
+        return self.device.type
 
     def __str__(self):
         return self.device.name

@@ -25,6 +25,27 @@ class UnimplementedError(OpError, NotImplementedError):
     """The operation is not supported (e.g. a gradient an op does not define)."""
 
 
+class OutOfRangeError(OpError):
+    """An iterator ran past its data: ``next(iterator)`` in a traced function or a graph
+    (``tf.errors.OutOfRangeError``, which TF1's input loops catch to end an epoch)."""
+
+
+class DataLossError(OpError):
+    """A file's data is damaged: a TFRecord whose checksum does not match, or that ends in
+    the middle of a record (``tf.errors.DataLossError``)."""
+
+
+class TracingTypeError(TypeError, ValueError):
+    """A traced function got a value it cannot use: arguments that do not match its
+    ``input_signature``, or a tensor of another graph (one leaked out of an earlier trace).
+    TF raises TypeError, which its guides catch; it is a ValueError too (a wrong value)."""
+
+
+class NoValueError(NotImplementedError, AttributeError):
+    """``.numpy()`` of a graph tensor, which has no value while its graph is built. TF's
+    symbolic tensors have no ``numpy`` attribute, so TF's guides catch AttributeError."""
+
+
 class ShapeError(ValueError):
     """Shapes that cannot work together; the message names the op, the shapes and the rule."""
 

@@ -4,6 +4,7 @@ An eager tensor holds its value. A tensor made by an op while gradients are reco
 ``_op`` (what made it) and ``_inputs`` (from what): following these links backwards from a loss
 gives the computational graph that ``backward()`` walks.
 """
+import numbers
 import warnings
 
 import numpy as np
@@ -11,6 +12,7 @@ import numpy as np
 from . import devices as _device
 from .context import note_in_place_change, state
 from .errors import DeviceError, GradientError, ShapeError
+from .missing import refuse_missing_attributes
 
 float16, float32, float64 = np.dtype("float16"), np.dtype("float32"), np.dtype("float64")
 int8, int16, int32, int64 = (np.dtype(f"int{n}") for n in (8, 16, 32, 64))
@@ -51,34 +53,80 @@ class _Size(int):
 
 
 def _infer_dtype(data):
-    """numpy data keeps its dtype; Python floats become float32 and ints int64 (like PyTorch)."""
+    """numpy data keeps its dtype; Python floats become float32 and ints int64 (like PyTorch).
+    An array of objects or of complex numbers is checked as Python data is."""
     if hasattr(data, "dtype"):
-        return np.dtype(data.dtype)
+        dtype = np.dtype(data.dtype)
+        if dtype.kind not in "Oc":
+            return dtype
     return {"f": float32, "i": int64, "u": int64, "b": bool_}[_numbers_kind(data)]
 
 
 def _numbers_kind(data):
     """The numpy kind ('b', 'i', 'u' or 'f') of Python data (a number or nested lists), or a
-    clear error for data that is not a rectangular block of numbers: numpy would read
-    ``[[1, 2], [3]]`` or ``["1"]`` as objects or text, or fail deep inside."""
+    clear error for data that is not a rectangular block of real numbers: numpy would read
+    ``[[1, 2], [3]]``, ``[1, None]`` or ``[2**70]`` as objects and ``["1"]`` as text, or fail
+    deep inside."""
     try:
-        kind = np.asarray(data).dtype.kind
+        array = np.asarray(data)
     except ValueError as e:
         raise _not_numbers(data, e) from e
+    kind = array.dtype.kind
+    if kind == "O":                     # numpy found no common type: look at the entries
+        kind = _kind_of_objects(data, array)
+    elif kind == "u" and array.max(initial=0) > _INT64_MAX:     # whole numbers from 2**63
+        raise _too_large(data, int(array.max()))
+    if kind == "c":
+        raise TypeError(
+            f"Cannot make a tensor from {_shown(data)}: it holds complex numbers, and "
+            "edugraph's tensors hold real numbers (bool, int, float). Keep the real and "
+            "imaginary parts as two tensors (z.real and z.imag).")
     if kind not in "biuf":
-        raise _not_numbers(data, "numpy reads them as " + ("text" if kind in "US" else "objects"))
+        raise _not_numbers(data, "numpy reads them as text")
     return kind
+
+
+_INT64_MAX = int(np.iinfo(np.int64).max)
+
+
+def _kind_of_objects(data, array):
+    """The kind of entries numpy kept as objects: 'f' for whole numbers too large for int64
+    beside floats (``[1.5, 2**70]``, as PyTorch reads it), 'c' for complex numbers; else the
+    error naming the first entry that is no real number, or the whole number too large."""
+    entries = list(np.ndenumerate(array))
+    for index, entry in entries:
+        if isinstance(entry, numbers.Complex) and not isinstance(entry, numbers.Real):
+            return "c"
+        if not isinstance(entry, (numbers.Real, np.bool_)):
+            hint = "; None often marks a missing value: fill it in, e.g. with float('nan')" \
+                if entry is None else ""
+            where = f"at {index} " if array.ndim else ""
+            raise _not_numbers(data, f"the entry {where}is {entry!r}, of type "
+                                     f"{type(entry).__name__}{hint}")
+    if any(isinstance(entry, (float, np.floating)) for _, entry in entries):
+        return "f"
+    raise _too_large(data, next(entry for _, entry in entries
+                                if not -_INT64_MAX - 1 <= entry <= _INT64_MAX))
+
+
+def _too_large(data, number):
+    return ValueError(
+        f"Cannot make a tensor from {_shown(data)}: {number} is outside the range of int64, "
+        f"the dtype of whole numbers (-2**63 to 2**63 - 1 = {_INT64_MAX}). Write it as a float "
+        "(2.0**70 rather than 2**70) for a float tensor.")
 
 
 class Tensor:
     """A multi-dimensional array on a device that can record how it was computed."""
 
     # (_changed_at is set only when the values are overwritten in place, _previous only when
-    # such a change is recorded: see autodiff.py)
+    # such a change is recorded, _freed only when a backward() walks the node: see autodiff.py)
     __slots__ = ("_value", "device", "requires_grad", "_grad", "_op", "_inputs", "_seq",
-                 "_retain", "name", "_changed_at", "_previous", "__weakref__")
+                 "_retain", "name", "_changed_at", "_previous", "_freed", "__weakref__")
     graph = None                    # eager tensors belong to no graph; symbolic ones set it
-    __array_ufunc__ = None          # numpy_array * tensor → Tensor.__rmul__, never object arrays
+    # numpy_array * tensor → Tensor.__rmul__ (a tensor, recorded), never an object array;
+    # numpy's own functions compute on the values (__array__, __array_function__)
+    __array_priority__ = 1000
 
     def __init__(self, value, device=None, requires_grad=False, name=None):
         self._value = value
@@ -151,6 +199,20 @@ class Tensor:
                             "directly. Copy it to the host first with .numpy() or .cpu().")
         return self._value if dtype is None else self._value.astype(dtype)
 
+    def __array_function__(self, func, types, args, kwargs):
+        """numpy's functions on tensors (``np.mean(t, axis=0)``, ``np.concatenate([a, b])``)
+        compute on the values and give numpy results, as TF's tensors do: outside the tape,
+        so no gradient flows back through them (a GradientTape gives None). Without this,
+        numpy would call the tensor's own methods with numpy's keywords (``t.mean(axis=0,
+        dtype=None, out=None)``), and those methods are PyTorch's."""
+        if func in _SHAPE_QUERIES:      # (no values needed: a graph tensor has none yet)
+            return func._implementation(*args, **kwargs)
+        if _contains_tensor(kwargs.get("out")):
+            raise TypeError(f"np.{func.__name__}(..., out=tensor): numpy cannot write into a "
+                            "tensor (its tape would not know). Assign the result instead: "
+                            f"t = eg.tensor(np.{func.__name__}(...)).")
+        return func(*_host_arrays(args), **_host_arrays(kwargs))
+
     def __float__(self):
         return float(self.item())
 
@@ -204,9 +266,9 @@ class Tensor:
                  gradient=None):
         """Accumulate d(self)/d(leaf) into ``leaf.grad`` for every leaf that requires grad
         (only into ``inputs`` when given). PyTorch's spelling works too:
-        ``backward(gradient=...)``; ``retain_graph`` is accepted and not needed, since the
-        recorded graph is kept until its tensors are gone."""
-        _autodiff.backward(self, gradient if grad is None else grad,
+        ``backward(gradient=...)``. As in PyTorch, a second ``backward()`` through the same
+        graph is an error unless the first had ``retain_graph=True``."""
+        _autodiff.backward(self, gradient if grad is None else grad, retain_graph=retain_graph,
                            create_graph=create_graph, inputs=inputs)
 
     def detach(self):
@@ -397,6 +459,7 @@ class Tensor:
                             "uniform_")
 
     def requires_grad_(self, requires_grad=True):
+        check_flag(requires_grad, "requires_grad", "requires_grad_()")
         if requires_grad and not self.is_floating_point():
             raise TypeError(f"Only floating-point tensors can require gradients; this one is "
                             f"{self.dtype}. Create it with dtype=eg.float32.")
@@ -682,6 +745,25 @@ def _pick(torch_style, tf_style):
     return torch_style if tf_style is None else tf_style
 
 
+_SHAPE_QUERIES = {np.shape, np.ndim, np.size}
+
+
+def _host_arrays(value):
+    """numpy's arguments with each tensor (also inside lists, tuples, dicts) as its array."""
+    if isinstance(value, Tensor):
+        return value.__array__()
+    if isinstance(value, (list, tuple)):
+        return type(value)(map(_host_arrays, value)) if type(value) in (list, tuple) else value
+    if isinstance(value, dict):
+        return {key: _host_arrays(item) for key, item in value.items()}
+    return value
+
+
+def _contains_tensor(value):
+    return isinstance(value, Tensor) or \
+        isinstance(value, tuple) and any(isinstance(item, Tensor) for item in value)
+
+
 def tensor(data, dtype=None, device=None, requires_grad=False, name=None):
     """Make a tensor from data (lists, numbers, numpy arrays, tensors) on a device.
 
@@ -692,6 +774,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False, name=None):
     if state.graph is not None:
         from .graph.core import constant
         return constant(data, dtype, name=name)
+    check_flag(requires_grad, "requires_grad", "eg.tensor()")
     if device is not None:
         dev = _device.get_device(device)
     else:               # a tensor's copy stays on its device, as in PyTorch (Variable(t) too)
@@ -712,6 +795,14 @@ def tensor(data, dtype=None, device=None, requires_grad=False, name=None):
     return Tensor(dev.put(host), dev).requires_grad_(requires_grad)
 
 
+def check_flag(value, argument, where):
+    """Refuse a flag that is not a bool: ``requires_grad='no'`` is a non-empty string, which
+    Python counts as true (PyTorch refuses it too)."""
+    if value is not True and value is not False and not isinstance(value, np.bool_):
+        raise TypeError(f"{where}: argument '{argument}' must be bool (True or False), not "
+                        f"{type(value).__name__} {value!r}.")
+
+
 def from_numpy(array):
     """PyTorch's ``torch.from_numpy``: a CPU tensor that *shares* ``array``'s memory (a change
     to one shows in the other); ``eg.tensor`` copies."""
@@ -722,10 +813,14 @@ def from_numpy(array):
     return Tensor(array, _device.cpu)
 
 
+def _shown(data):
+    shown = repr(data)
+    return shown if len(shown) <= 60 else shown[:57] + "..."
+
+
 def _not_numbers(data, error):
     """The error for data that is not a rectangular block of numbers."""
-    shown = repr(data)
-    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    shown = _shown(data)
     if "inhomogeneous" in str(error):
         return ValueError(
             f"Cannot make a tensor from {shown}: its nested lists have different "
@@ -810,3 +905,5 @@ _WIDENS = {"f": "bif", "i": "bi", "u": "bi", "b": "b", "c": "bif"}   # scalar ki
 
 
 from . import autodiff as _autodiff, ops as _ops  # noqa: E402  (they import Tensor: bind late)
+
+refuse_missing_attributes(Tensor)     # x.copy() and other names from PyTorch/numpy: advice

@@ -11,7 +11,7 @@ import itertools
 import numpy as np
 
 from .context import note_in_place_change, state
-from .tensor import Tensor, tensor
+from .tensor import Tensor, check_flag, tensor
 
 _graph_variable_class = None        # set by edugraph.graph: what Variable(...) makes in a graph
 _unnamed = itertools.count()
@@ -29,6 +29,7 @@ class Variable(Tensor):
         return object.__new__(cls)
 
     def __init__(self, initial_value, trainable=True, name=None, dtype=None):
+        check_flag(trainable, "trainable", "eg.Variable()")
         if hasattr(state.graph, "lift_variable"):   # made while a function traces: lives outside
             t = state.graph.lift_variable(initial_value, dtype)
         else:
@@ -91,6 +92,10 @@ class Variable(Tensor):
         return Tensor(self._value.copy(), self.device)
 
     read_value = value
+
+    def load(self, value, session=None):
+        """TF1's ``w.load(value, sess)``; eagerly there is no session: ``assign(value)``."""
+        self.assign(value)
 
     def numpy(self):
         """A copy of the value, as TF's ``v.numpy()``: the variable changes in place, and

@@ -193,3 +193,53 @@ def test_concatenate_chains_datasets_of_one_kind():
         list(pairs.concatenate(a))
     with pytest.raises(TypeError, match="concatenate takes a Dataset"):
         a.concatenate([1, 2])
+
+
+def test_next_in_a_traced_function_takes_a_new_element_on_every_call():
+    """TF's tf.data iterator: next(iterator) in a traced step is a node that takes the next
+    element each time the graph runs (the element current while tracing is not baked in)."""
+    x = np.arange(12.0, dtype=np.float32).reshape(6, 2)
+    iterator = iter(Dataset.from_tensor_slices((x, np.arange(6))).batch(2))
+    total = eg.Variable(0.0)
+
+    @eg.function
+    def step(iterator):
+        features, labels = next(iterator)
+        total.assign_add(eg.reduce_sum(features))
+        return labels
+
+    seen = [step(iterator).numpy().tolist() for _ in range(3)]
+    assert seen == [[0, 1], [2, 3], [4, 5]] and step.experimental_get_tracing_count() == 1
+    assert total.numpy() == x.sum()
+    with pytest.raises(eg.errors.OutOfRangeError, match="End of sequence"):
+        step(iterator)
+    with pytest.raises(StopIteration):
+        next(iterator)                              # eagerly, the end is Python's
+
+
+def test_a_smaller_last_batch_than_the_traced_one_is_refused_by_name():
+    iterator = iter(Dataset.range(5).batch(2))
+    step = eg.function(lambda it: next(it) * 2)
+    assert step(iterator).numpy().tolist() == [0, 2]
+    assert step(iterator).numpy().tolist() == [4, 6]
+    with pytest.raises(eg.errors.InvalidArgumentError, match=r"shapes and dtypes \(1,\) int64, "
+                       r"but the graph was built for \(2,\) int64.*drop_remainder=True"):
+        step(iterator)
+
+
+def test_an_iterator_made_while_tracing_is_read_then_and_the_next_one_in_a_tf1_graph():
+    @eg.function
+    def total(ds):
+        result = eg.constant(0, dtype=eg.int64)
+        for element in ds:                          # a loop over constants, as traced
+            result = result + element
+        return result
+
+    assert total(Dataset.range(4)).item() == 6
+    iterator = iter(Dataset.range(3))
+    with eg.Graph().as_default():
+        element = next(iterator)
+        assert element.op.type == "Identity" and element.op.inputs[0].op.type == \
+            "IteratorGetNext"
+        with eg.Session() as sess:
+            assert [sess.run(element) for _ in range(3)] == [0, 1, 2]

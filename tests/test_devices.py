@@ -69,7 +69,7 @@ def test_cuda_without_a_gpu_says_what_is_missing():
         eg.tensor([1.0]).cuda()
     # Naming a missing device is fine, as in PyTorch (d2l's try_gpu); using it is the error.
     cuda = eg.device("cuda")
-    assert (str(cuda), cuda.type) == ("gpu:0", "gpu")
+    assert (str(cuda), cuda.type) == ("gpu:0", "cuda")       # torch.device('cuda').type
     for use in (lambda: eg.ones(2).to(cuda), lambda: eg.ones(2, device=cuda),
                 lambda: eg.nn.Linear(2, 2).to(cuda), cuda.__enter__):
         with pytest.raises(DeviceError, match="CuPy|CUDA"):

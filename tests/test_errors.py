@@ -423,3 +423,31 @@ def test_graph_reduction_over_a_missing_axis_fails_when_built():
             eg.reduce_sum(x, axis=2)
         with pytest.raises(ShapeError, match="named twice"):
             eg.reduce_max(x, axis=[1, -1])
+
+
+def test_errors_are_also_the_classes_tfs_guides_catch():
+    """An input_signature mismatch and a leaked tensor are TypeError in TF (and ValueError in
+    newer guides), .numpy() of a graph tensor is AttributeError: each is both, with edugraph's
+    message. int() and np.array() of a graph tensor stay NotImplementedError, as TF's."""
+    @eg.function(input_signature=[eg.TensorSpec((None,), eg.float32)])
+    def f(x):
+        return x * 2
+
+    for error_class in (TypeError, ValueError):
+        with pytest.raises(error_class, match=r"do not match its input_signature"):
+            f(np.ones((2, 2), np.float32))
+    leaked = []
+    eg.function(lambda a: leaked.append(a + 1) or a)(eg.tensor(1.0))
+    for error_class in (TypeError, ValueError):
+        with pytest.raises(error_class, match=r"Tensor Add:0 belongs to another graph and "
+                           r"cannot be used in '<lambda>': it was made in the traced function "
+                           r"'<lambda>' \(it leaked out of that trace: return it instead\)"):
+            eg.function(lambda b: b + leaked[0])(eg.tensor(2.0))
+    for error_class in (AttributeError, NotImplementedError):
+        with pytest.raises(error_class, match=r"Add:0 is a symbolic tensor: it has no value "
+                           r"until the traced function runs"):
+            leaked[0].numpy()
+    for use in (int, float, np.array, np.mean):
+        with pytest.raises(NotImplementedError, match="is a symbolic tensor") as info:
+            use(leaked[0])
+        assert not isinstance(info.value, AttributeError)

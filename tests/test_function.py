@@ -269,9 +269,20 @@ def test_variables_are_created_on_the_first_trace_only():
     def make(x, n):
         return x * eg.Variable(np.ones(3, np.float32) * n)
 
-    make(arr(3), 1)
+    with pytest.raises(ValueError, match="creates a variable each time its code runs"):
+        make(arr(3), 1)                     # TF: a ValueError on the first call already
+
+    scale = []
+
+    @eg.function
+    def make_on_second_trace(x, n):
+        if n == 2 and not scale:
+            scale.append(eg.Variable(np.ones(3, np.float32)))
+        return x * n
+
+    make_on_second_trace(arr(3), 1)
     with pytest.raises(ValueError, match="first time it is traced"):
-        make(arr(3), 2)
+        make_on_second_trace(arr(3), 2)
 
 
 def test_gradient_tape_inside_builds_gradient_nodes():

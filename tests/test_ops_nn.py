@@ -234,6 +234,46 @@ def test_dropout_keep_prob_fed_through_a_placeholder_as_in_tf1():
         eg.nn.dropout(x, keep_prob=0)
 
 
+def dropped_fraction(y, feed=None):
+    """The fraction of zeros in ``y`` (run in a Session when it is a graph's)."""
+    if y.graph is not None:
+        with eg.Session() as sess:
+            y = sess.run(y, feed)
+    return (np.asarray(y) == 0).mean()
+
+
+def test_tf_nn_dropouts_positional_argument_is_keep_prob_in_tf1_code_and_rate_in_tf2():
+    """tf.nn.dropout(h, 0.9) keeps 90 % in TF1 and 10 % in TF2: never the wrong one."""
+    ones = np.ones((200, 100), np.float32)
+    assert abs(dropped_fraction(eg.nn.dropout(eg.tensor(ones), 0.9)) - 0.9) < 0.02
+    traced = eg.function(lambda h: eg.nn.dropout(h, 0.9))
+    assert abs(dropped_fraction(traced(ones)) - 0.9) < 0.02
+    with eg.Graph().as_default():
+        h = eg.placeholder(eg.float32, (None, 100))
+        assert abs(dropped_fraction(eg.nn.dropout(h, 0.9), {h: ones}) - 0.1) < 0.02
+        assert abs(dropped_fraction(eg.nn.dropout(h, rate=0.9), {h: ones}) - 0.9) < 0.02
+        branch = eg.cond(eg.constant(True), lambda: eg.nn.dropout(h, 0.9), lambda: h)
+        assert abs(dropped_fraction(branch, {h: ones}) - 0.1) < 0.02    # TF1 code's branch
+        with pytest.raises(ValueError, match=r"inlined into a TF1 graph.*eg\.nn\.dropout\(x, "
+                           r"rate=p\) or eg\.nn\.dropout\(x, keep_prob=p\)"):
+            traced(h)
+        # torch.dropout and F.dropout take the rate (p) by position in any graph
+        assert abs(dropped_fraction(eg.dropout(h, 0.9), {h: ones}) - 0.9) < 0.02
+        assert abs(dropped_fraction(eg.nn.functional.dropout(h, 0.9), {h: ones}) - 0.9) < 0.02
+    eg.disable_eager_execution()
+    try:
+        h = eg.placeholder(eg.float32, (None, 100))
+        assert abs(dropped_fraction(eg.nn.dropout(h, 0.9), {h: ones}) - 0.1) < 0.02
+    finally:
+        eg.enable_eager_execution()
+    with pytest.raises(TypeError, match="second argument twice"):
+        eg.nn.dropout(eg.tensor(ones), 0.5, rate=0.5)
+    with pytest.raises(ValueError, match="not both"):
+        eg.nn.dropout(eg.tensor(ones), rate=0.5, keep_prob=0.5)
+    with pytest.raises(NotImplementedError, match="noise_shape"):
+        eg.nn.dropout(eg.tensor(ones), 0.5, [200, 1])
+
+
 def test_windows_that_do_not_fit_and_images_without_channels_are_named(device):
     images = on(device, np.ones((1, 8, 8, 1)))
     with pytest.raises(eg.errors.ShapeError, match=r"^conv2d: a 9x9 window does not fit an "

@@ -186,12 +186,41 @@ def test_argmax_argmin_any_all(device):
     x = np.array([[1.0, 9.0, 3.0], [7.0, 2.0, 8.0]])
     t = eg.tensor(x, device=device, requires_grad=True)
     for got, want in [(eg.argmax(t, 1), x.argmax(1)), (t.argmin(0), x.argmin(0)),
-                      (eg.argmax(t), x.argmax()), (t.argmax(axis=1), x.argmax(axis=1)),
+                      (t.argmax(), x.argmax()), (t.argmax(axis=1), x.argmax(axis=1)),
                       (t.argmin(axis=0, keepdims=True), x.argmin(axis=0, keepdims=True))]:
         np.testing.assert_array_equal(got.numpy(), want)
         assert not got.requires_grad
     assert eg.reduce_any(t > 8.5).item() and not eg.reduce_all(t > 1.5).item()
     np.testing.assert_array_equal(eg.reduce_all(t > 1.5, axis=1).numpy(), [False, True])
+
+
+def test_argmax_without_an_axis_is_tfs_in_tf_math_torchs_on_tensors_and_refused_between():
+    """TF's tf.math.argmax works along axis 0, PyTorch's torch.argmax flattens: the same name,
+    two answers. eg.math is TF's, a tensor's method PyTorch's; eg.argmax asks which."""
+    torch = pytest.importorskip("torch")
+    x = np.array([[1.0, 5.0], [7.0, 2.0]])
+    t = eg.tensor(x)
+    np.testing.assert_array_equal(eg.math.argmax(t).numpy(), [1, 0])
+    np.testing.assert_array_equal(eg.math.argmin(t).numpy(), [0, 1])
+    np.testing.assert_array_equal(eg.math.argmax(t, dimension=1).numpy(), [1, 0])
+    assert eg.math.argmax(t, output_type=eg.int32).dtype == eg.int32
+    assert t.argmax().item() == torch.tensor(x).argmax().item() == 2
+    assert t.argmin().item() == torch.tensor(x).argmin().item() == 0
+    np.testing.assert_array_equal(eg.argmax(t, 1).numpy(), torch.argmax(torch.tensor(x), 1))
+    np.testing.assert_array_equal(eg.argmin(t, dim=0).numpy(), torch.argmin(torch.tensor(x), 0))
+    assert eg.argmax(eg.tensor([3.0, 9.0, 1.0])).item() == 1      # one axis: both agree
+    for kind in ("argmax", "argmin"):
+        with pytest.raises(ValueError, match=rf"eg\.{kind}\(x\) without an axis is ambiguous "
+                           rf"for x of shape \(2, 2\).*eg\.{kind}\(x, axis=0\) or "
+                           rf"eg\.math\.{kind}\(x\) as in TF, x\.{kind}\(\) as in PyTorch"):
+            getattr(eg, kind)(t)
+    with eg.Graph().as_default():
+        with pytest.raises(ValueError, match="ambiguous for x of shape <unknown>"):
+            eg.argmax(eg.placeholder(eg.float32))
+        column = eg.math.argmax(eg.placeholder(eg.float32, (None, 3), name="p"))
+        with eg.Session() as sess:
+            np.testing.assert_array_equal(sess.run(column, {"p:0": [[1, 5, 0], [7, 2, 3]]}),
+                                          [1, 0, 1])
 
 
 def test_mean_of_integers_is_float(device):

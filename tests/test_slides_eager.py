@@ -152,6 +152,25 @@ def test_tf1_eager_preview_defun():
     assert square_sum.get_concrete_function(2., 3.) is not None
 
 
+def test_tf1_eager_preview_gradients_function_and_variables_on_a_tape(capsys):
+    """The slides' ``tfe.gradients_function`` and ``tfe.Variable``, with TF 1.5's import."""
+    import edugraph.contrib.eager as tfe
+    tfe.enable_eager_execution()
+
+    def f(x):
+        return eg.square(x)
+
+    grads = tfe.gradients_function(f)
+    assert [g.item() for g in grads(3.0)] == [6.0]          # grads(3.0) # 6.0
+    c = tfe.Variable([[2.0]])
+    d = tfe.Variable([[3.0]])
+    with eg.GradientTape() as tape:
+        loss = c * d
+    grad = tape.gradient(loss, d)
+    print(grad)  # 2.0
+    assert capsys.readouterr().out == "tensor([[2.]])\n"
+
+
 SLIDE_FEATURES = [[2.0, 1, 3, 2],       # the batch-norm slide: 3 examples (rows), 4 features
                   [4.0, 1, 0, 4],
                   [3.0, 1, 3, 0]]

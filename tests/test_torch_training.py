@@ -142,13 +142,14 @@ def test_step_with_a_closure_returns_its_loss_as_in_torch():
 def test_the_update_is_in_place_and_a_graph_recorded_before_it_refuses_backward():
     """The model keeps its parameter objects; a backward through the old forward pass would
     use the new weights where it needs the old ones (the second layer's weight, to send the
-    gradient back to the first), so it is refused, as PyTorch refuses it."""
+    gradient back to the first), so it is refused, as PyTorch refuses it. (retain_graph=True
+    keeps the graph for that second backward(), which would be refused as a second walk.)"""
     model = eg.nn.Sequential(eg.nn.Linear(3, 4), eg.nn.ReLU(), eg.nn.Linear(4, 2))
     plain = eg.randn(2, requires_grad=True)
     params = list(model.parameters()) + [plain]
     optimizer = eg.optim.SGD(params, lr=0.1)
     loss = (model(eg.ones((5, 3))) + plain).sum()
-    loss.backward()
+    loss.backward(retain_graph=True)
     before = [p.numpy().copy() for p in params]
     optimizer.step()
     assert all(a is b for a, b in zip(model.parameters(), params))
@@ -161,7 +162,7 @@ def test_the_update_is_in_place_and_a_graph_recorded_before_it_refuses_backward(
     for p in params:                    # also when only the plain tensor changed
         p.grad = None
     loss = (plain * plain).sum()
-    loss.backward()
+    loss.backward(retain_graph=True)
     eg.optim.SGD([plain], lr=0.1).step()
     with pytest.raises(eg.errors.GradientError, match="changed in place"):
         loss.backward()

@@ -17,6 +17,7 @@ Threads help whenever the work releases Python's global lock: waiting for disk o
 sleeping, and most numpy/CuPy maths on large arrays.
 """
 import concurrent.futures
+import glob
 import math
 import os
 import queue
@@ -25,19 +26,26 @@ import threading
 import numpy as np
 
 from ..devices import current_device
+from ..errors import InvalidArgumentError
 from ..nest import flatten, map_structure
 from ..ops import random as _random
-from ..tensor import Tensor
+from ..tensor import Tensor, tensor
+from .iterator import Iterator
 
 __all__ = ["Dataset", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY"]
 
 AUTOTUNE = -1                   # "pick for me": as many parallel calls as CPU cores
 INFINITE_CARDINALITY, UNKNOWN_CARDINALITY = -1, -2
+_END = object()                 # what next(iterator, _END) gives at the end
 
 
 def _host(value):
-    """Any leaf (tensor, array, number) → a host numpy array."""
-    return value.numpy() if isinstance(value, Tensor) else np.asarray(value)
+    """Any leaf (tensor, array, number) → a host numpy array. numpy keeps what it cannot type
+    (``None``, a ragged list) as objects: those get ``eg.tensor``'s check and its error."""
+    if isinstance(value, Tensor):
+        return value.numpy()
+    array = np.asarray(value)
+    return tensor(array).numpy() if array.dtype.kind == "O" else array
 
 
 def _cpu_tensor(value):
@@ -87,6 +95,21 @@ class Dataset:
         return Dataset(lambda: (Tensor(np.array(i)) for i in r), len(r))
 
     @staticmethod
+    def list_files(file_pattern, shuffle=None, seed=None):
+        """The names of the files that match ``file_pattern`` (``"data/train-*.tfrecord"``,
+        or a list of patterns), as TF: sorted, then shuffled unless ``shuffle=False`` (afresh
+        on each pass; a ``seed`` repeats the orders). Each is a text tensor, as
+        ``from_tensor_slices(filenames)`` gives, for ``TFRecordDataset`` to open."""
+        patterns = [file_pattern] if isinstance(file_pattern, (str, os.PathLike)) else \
+            list(file_pattern)
+        names = sorted({name for p in patterns for name in glob.glob(os.fspath(p))})
+        if not names:
+            raise InvalidArgumentError(f"No files matched pattern: {', '.join(map(str, patterns))}"
+                                       f" (looked for from the folder {os.getcwd()}).")
+        files = Dataset.from_tensor_slices(names)
+        return files if shuffle is False else files.shuffle(len(names), seed=seed)
+
+    @staticmethod
     def zip(*datasets):
         """Elements of several datasets side by side: ``Dataset.zip((images, labels))`` (or
         ``Dataset.zip(images, labels)``) yields ``(image, label)`` pairs, a dict of datasets
@@ -130,19 +153,35 @@ class Dataset:
     # ------------------------------------------------------------------ steps
     def map(self, fn, num_parallel_calls=None):
         """``fn(element)`` for each element (tuples are unpacked into arguments, as in TF);
-        with ``num_parallel_calls`` several at once in threads, results in the input order."""
-        def call(element):
-            out = fn(*element) if isinstance(element, tuple) else fn(element)
-            return map_structure(_cpu_tensor, out)
+        with ``num_parallel_calls`` several at once in threads, results in the input order.
+        An error in ``fn`` gets a note naming ``fn`` and the element (its number and shapes)."""
+        def call(index, element):
+            try:
+                out = fn(*element) if isinstance(element, tuple) else fn(element)
+            except Exception as error:
+                error.add_note(f"Dataset.map: {_function_name(fn)} raised this on element "
+                               f"{index}, {_describe(element)}.")
+                raise
+            if out is None:
+                raise TypeError(f"Dataset.map: {_function_name(fn)} returned None for element "
+                                f"{index}, {_describe(element)}; it must return the new "
+                                "element (is its `return` missing?).")
+            try:
+                return map_structure(_cpu_tensor, out)
+            except (TypeError, ValueError) as error:
+                error.add_note(f"Dataset.map: in what {_function_name(fn)} returned for "
+                               f"element {index}, {_describe(element)}.")
+                raise
         workers = (os.cpu_count() or 1) if num_parallel_calls == AUTOTUNE else num_parallel_calls
         if not workers or workers == 1:
-            return Dataset(lambda: (call(e) for e in self._make_iterator()), self._cardinality)
+            return Dataset(lambda: (call(i, e) for i, e in enumerate(self._make_iterator())),
+                           self._cardinality)
 
         def iterate():
             with concurrent.futures.ThreadPoolExecutor(workers) as pool:
                 pending = []
-                for element in self._make_iterator():
-                    pending.append(pool.submit(call, element))
+                for i, element in enumerate(self._make_iterator()):
+                    pending.append(pool.submit(call, i, element))
                     if len(pending) >= workers:        # keep `workers` calls in flight
                         yield pending.pop(0).result()
                 while pending:
@@ -253,6 +292,61 @@ class Dataset:
             return bool(_host(result))
         return Dataset(lambda: (e for e in self._make_iterator() if keep(e)))
 
+    def interleave(self, map_func, cycle_length=None, block_length=None,
+                   num_parallel_calls=None, deterministic=None):
+        """``map_func(element)`` makes a dataset of each element (a file's records, say), and
+        their elements are taken in turns: ``block_length`` (1) from each of ``cycle_length``
+        open datasets (as many as CPU cores), round and round; a finished one's place goes to
+        the next element's dataset when its turn comes. That is TF's order, and it stays the
+        order with ``num_parallel_calls``, which reads each open dataset ahead in a thread of
+        its own (so waiting for several files overlaps)."""
+        cycle = (os.cpu_count() or 1) if cycle_length in (None, AUTOTUNE) else cycle_length
+        block = 1 if block_length is None else block_length
+        if cycle < 1 or block < 1:
+            raise ValueError(f"interleave needs cycle_length and block_length of at least 1, "
+                             f"got {cycle_length} and {block_length}.")
+
+        def open_dataset(element):
+            made = map_func(*element) if isinstance(element, tuple) else map_func(element)
+            if not isinstance(made, Dataset):
+                raise TypeError(f"interleave: {_function_name(map_func)} must return a Dataset "
+                                f"for each element, but returned {type(made).__name__}.")
+            return _Prefetcher(made._make_iterator, block) if num_parallel_calls else \
+                made._make_iterator()
+
+        def iterate():
+            inputs, slots = self._make_iterator(), [None] * cycle
+            index = taken = num_open = 0
+            more_inputs = True
+
+            def next_slot():
+                nonlocal index, taken
+                index, taken = (index + 1) % cycle, 0
+            try:
+                while more_inputs or num_open:
+                    if slots[index] is None:            # an empty place: open the next one
+                        element = next(inputs, _END) if more_inputs else _END
+                        if element is _END:
+                            more_inputs = False
+                            next_slot()
+                        else:
+                            slots[index], num_open = open_dataset(element), num_open + 1
+                        continue
+                    element = next(slots[index], _END)
+                    if element is _END:                 # this one is finished
+                        slots[index], num_open = None, num_open - 1
+                        next_slot()
+                        continue
+                    yield element
+                    taken += 1
+                    if taken == block:
+                        next_slot()
+            finally:                # stopped early: stop the threads reading ahead too
+                for slot in slots:
+                    if isinstance(slot, _Prefetcher):
+                        slot.stop.set()
+        return Dataset(iterate)
+
     def prefetch(self, buffer_size=1):
         """Produce up to ``buffer_size`` elements ahead in a background thread."""
         if buffer_size == AUTOTUNE:
@@ -270,11 +364,10 @@ class Dataset:
 
     # ------------------------------------------------------------------ using it
     def __iter__(self):
-        """Elements as tensors on the current device (the one in effect when iteration starts)."""
-        device = current_device()
-        for element in self._make_iterator():
-            yield map_structure(lambda t: _cpu_tensor(t).to(device)
-                             if device.kind != "cpu" else _cpu_tensor(t), element)
+        """Elements as tensors on the current device (the one in effect now). Inside an
+        ``eg.function``, ``next(iterator)`` takes a new element on every call (iterator.py)."""
+        return Iterator((map_structure(_cpu_tensor, element)
+                         for element in self._make_iterator()), current_device())
 
     def cardinality(self):
         """The number of elements, or INFINITE_CARDINALITY (-1) / UNKNOWN_CARDINALITY (-2)."""
@@ -293,6 +386,22 @@ class Dataset:
 
     def __repr__(self):
         return f"<Dataset cardinality={self._cardinality}>"
+
+
+def _function_name(fn):
+    """How an error names a map function: its name, and a lambda's line too."""
+    name = getattr(fn, "__qualname__", type(fn).__name__)
+    code = getattr(fn, "__code__", None)
+    return f"the function {name}" + (f" (line {code.co_firstlineno})"
+                                     if name.endswith("<lambda>") and code else "")
+
+
+def _describe(element):
+    """An element for an error message: a scalar's value, else each part's shape and dtype."""
+    def leaf(value):
+        array = _host(value)
+        return repr(array.item()) if array.ndim == 0 else f"<{array.dtype} {array.shape}>"
+    return str(map_structure(leaf, element)).replace("'", "").replace('"', "")
 
 
 def _check_same_kind(first, other):
@@ -317,7 +426,7 @@ def _components(structure):
         parts = [_components(v) for v in structure]
         return type(structure)(*parts) if hasattr(structure, "_fields") else tuple(parts)
     if isinstance(structure, list):
-        return np.asarray([_host(v) for v in structure])
+        return _host([_host(v) for v in structure])
     return _host(structure)
 
 

@@ -21,6 +21,7 @@ What TF's AutoGraph does and we do not: rewrite a Python ``if``/``while`` on a t
 calls. In a graph, ``if t:`` raises and says to call ``eg.cond``: the rewrite is the point of
 the lesson, so you write it.
 """
+import contextlib
 import functools
 
 import numpy as np
@@ -426,13 +427,16 @@ def _note_writes(graph, node):
 class WhileOp(_ControlFlowOp):
     """Loop: while ``cond`` gives true (and fewer than the limit), loop vars = ``body``(vars).
     Inputs: the loop variables, the captured tensors, then the limit if there is one. The
-    output tuple holds the final loop variables and, last, every step's loop variables."""
+    output tuple holds the final loop variables and, last, every step's loop variables when
+    the run also computes the loop's gradient (``WhileGradOp`` reads them), else None: a loop
+    nobody differentiates keeps no history, so its memory does not grow with its steps.
+    ``back_prop=False`` makes it a node without gradient (gradients through it are None)."""
 
     name, type_name = "while_loop", "While"
 
-    def __init__(self, cond_branch, body_branch, size, has_limit):
+    def __init__(self, cond_branch, body_branch, size, has_limit, back_prop=True):
         self.cond_branch, self.body_branch = cond_branch, body_branch
-        self.size, self.has_limit = size, has_limit
+        self.size, self.has_limit, self.differentiable = size, has_limit, back_prop
 
     def branches(self):
         return [self.cond_branch, self.body_branch]
@@ -440,6 +444,8 @@ class WhileOp(_ControlFlowOp):
     def session_step(self, session, node):
         compiled = []
         size, has_limit = self.size, self.has_limit
+        keeps_history = any(isinstance(op.eg_op, WhileGradOp)   # (ops this run needs)
+                            for op in node.outputs[0].consumers())
 
         def run(*values):
             if not compiled:
@@ -449,11 +455,14 @@ class WhileOp(_ControlFlowOp):
             limit = values[-1] if has_limit else None
             state = list(values[:size])
             rest = list(values[size:len(values) - 1 if has_limit else None])
-            history = []
-            while (limit is None or len(history) < limit) and test(state + rest)[0]:
-                history.append(state)
-                state = list(body(state + rest))
-            return tuple(state) + (history,)
+            history, steps = [], 0
+            with _naming_a_runaway_loop(node.name, lambda: steps):
+                while (limit is None or steps < limit) and test(state + rest)[0]:
+                    if keeps_history:
+                        history.append(state)
+                    state = list(body(state + rest))
+                    steps += 1
+            return tuple(state) + (history if keeps_history else None,)
         return run
 
     def backward(self, grad, out, *inputs):
@@ -538,15 +547,25 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
     must give back loop variables of the same structure, dtypes and shapes.
 
     >>> i, x = eg.while_loop(lambda i, x: i < n, lambda i, x: (i + 1, x * w), [0, x0])
+
+    ``maximum_iterations=N`` stops after N iterations at most, even if ``cond`` is still
+    true: a cap for a loop whose end depends on values (a convergence test). A loop that never
+    ends (a body that does not move towards making ``cond`` false) runs until you interrupt
+    it: Ctrl-C, or the stop button (interrupt the kernel) in Jupyter; the KeyboardInterrupt
+    then says how many iterations ran. To differentiate the loop, each iteration's values
+    are kept; with ``back_prop=False`` (no gradient through the loop, as in TF), or when no
+    gradient is asked for, nothing is kept, so memory does not grow with the iterations.
     """
     single = not isinstance(loop_vars, (list, tuple))
     loop_vars = [loop_vars] if single else loop_vars
     graph = _graph_for(next((v for v in _flat(loop_vars) if isinstance(v, SymbolicTensor)),
                             None))
+    name = name or "while"
     if graph is None:
-        result = _eager_loop(cond, body, list(loop_vars), maximum_iterations)
+        with contextlib.nullcontext() if back_prop else context.no_grad():
+            result = _eager_loop(cond, body, list(loop_vars), maximum_iterations, name)
     else:
-        result = _graph_loop(graph, cond, body, loop_vars, maximum_iterations, name)
+        result = _graph_loop(graph, cond, body, loop_vars, maximum_iterations, name, back_prop)
     if single:
         return result[0]
     if not return_same_structure and len(result) == 1:
@@ -567,12 +586,27 @@ def _as_list(result, n):
     return list(result)
 
 
-def _eager_loop(cond, body, state, limit):
+def _eager_loop(cond, body, state, limit, name):
     steps = 0
-    while (limit is None or steps < int(limit)) and _eager_truth_or_bool(cond(*state)):
-        state = _as_list(body(*state), len(state))
-        steps += 1
+    with _naming_a_runaway_loop(name, lambda: steps):
+        while (limit is None or steps < int(limit)) and _eager_truth_or_bool(cond(*state)):
+            state = _as_list(body(*state), len(state))
+            steps += 1
     return state
+
+
+@contextlib.contextmanager
+def _naming_a_runaway_loop(name, steps):
+    """A loop stopped by Ctrl-C (or Jupyter's stop button) says which loop, after how many
+    iterations, and how to cap it: a loop that never ends is the usual reason to stop one."""
+    try:
+        yield
+    except KeyboardInterrupt as stop:
+        stop.add_note(f"eg.while_loop '{name}' was interrupted after {steps()} iterations with "
+                      "its cond still true. If it never ends, check that the body moves the "
+                      "loop variables towards making cond false (i + 1, not i), and pass "
+                      "maximum_iterations=N to stop after N iterations at most.")
+        raise
 
 
 def _eager_truth_or_bool(value):
@@ -581,8 +615,7 @@ def _eager_truth_or_bool(value):
     return _eager_truth(value, "eg.while_loop cond")
 
 
-def _graph_loop(graph, cond, body, loop_vars, limit, name):
-    name = name or "while"
+def _graph_loop(graph, cond, body, loop_vars, limit, name, back_prop):
     structure = map_structure(lambda v: v, list(loop_vars))
     flat = [_graph_tensor(graph, v) for v in _flat(loop_vars)]
     index = iter(range(len(flat)))
@@ -632,9 +665,10 @@ def _graph_loop(graph, cond, body, loop_vars, limit, name):
     body_branch = Branch(body_graph, body_in + [body_graph.outer_captures.get(t)
                                                 for t in outer], body_out,
                          body_graph.side_effects)
-    node = _tuple_node(graph, WhileOp(cond_branch, body_branch, len(flat), limit is not None),
+    node = _tuple_node(graph, WhileOp(cond_branch, body_branch, len(flat), limit is not None,
+                                      back_prop),
                        inputs, name, range(len(flat)),
-                       any(t.dtype.kind == "f" for t in flat))
+                       back_prop and any(t.dtype.kind == "f" for t in flat))
     _note_writes(graph, node)
     outs = [_get(node, i, len(flat) + 1, t.shape, t.dtype, f"{name}_output")
             for i, t in enumerate(flat)]

@@ -11,7 +11,7 @@ import re
 import numpy as np
 
 from .. import context, devices
-from ..errors import NotFoundError, ShapeError
+from ..errors import NoValueError, NotFoundError, ShapeError
 from ..ops.base import Op, _float_dtype_error, number_reference, promote_integers
 from ..ops.shape import Identity
 from ..tensor import Tensor, _numbers_kind, as_dtype, dtype_next_to
@@ -88,9 +88,17 @@ class SymbolicTensor(Tensor):
         return (session or default_session(self.graph)).run(self, feed_dict)
 
     def numpy(self):
-        raise NotImplementedError(
-            f"{self.name} is a symbolic tensor: it has no value until "
-            f"{self.graph.where_values_are}.")
+        raise NoValueError(self._no_value())
+
+    def item(self):                     # (also int(t) and float(t))
+        raise NotImplementedError(self._no_value())
+
+    def __array__(self, dtype=None, copy=None):     # np.array(t), np.mean(t)...: as in TF
+        raise NotImplementedError(self._no_value())
+
+    def _no_value(self):
+        return (f"{self.name} is a symbolic tensor: it has no value until "
+                f"{self.graph.where_values_are}.")
 
     def __repr__(self):
         return f'Tensor("{self.name}", shape={self._shape}, dtype={self._dtype.name})'
@@ -166,6 +174,13 @@ class Graph:
         self._collections = {}
         self._captures = {}
         self.version = 0
+
+    @property
+    def code_era(self):
+        """Which TensorFlow the code building this graph is written for, where a name means
+        different things (``tf.nn.dropout``'s second argument): "tf1" (Graph and Session
+        code), or None while an ``eg.function``'s body, TF2 code, is inlined into it."""
+        return None if context.state.inlined_functions else "tf1"
 
     # ------------------------------------------------------------------ building
     def as_default(self):
@@ -326,6 +341,11 @@ class Graph:
         if scope:
             items = [i for i in items if re.match(scope, getattr(i, "op", i).name)]
         return list(items)
+
+    def as_graph_def(self):
+        """This graph as TF's ``GraphDef`` message, which TensorBoard draws (graph_def.py)."""
+        from .graph_def import as_graph_def
+        return as_graph_def(self)
 
     def __repr__(self):
         return f"<eg.Graph with {len(self._operations)} operations>"

@@ -20,6 +20,11 @@ Variables (TF2's rules):
   ``v.assign(...)`` inside builds an assign node that runs with every call;
 * a variable created while tracing (a layer built on its first call, an optimizer's slots) is
   made once, outside the graph, on the first trace only; creating one on a later trace raises.
+  A first trace that made variables is traced once more at once, as TF does: code that makes
+  a variable on every run (eagerly, a new one per call) would make one again, and is refused.
+
+``next(iterator)`` of an ``eg.data`` iterator is a node that takes the next element on every
+call (``data/iterator.py``).
 
 ``eg.GradientTape`` works inside: ``tape.gradient`` adds gradient nodes (``eg.gradients``), so a
 whole training step becomes one graph.
@@ -46,7 +51,7 @@ import numpy as np
 
 from .. import context, devices, nest
 from ..autodiff import flatten_sources
-from ..errors import GradientError
+from ..errors import GradientError, TracingTypeError
 from ..ops.base import Op
 from ..tensor import Tensor, as_dtype
 from ..variable import Variable
@@ -105,15 +110,23 @@ class FuncGraph(Graph):
                         "eg.while_loop being built). Return it from the function, or print it "
                         "each time it runs with eg.print(t)")
 
-    def __init__(self, name="function", outer_graph=None, allow_variables=False):
+    def __init__(self, name="function", outer_graph=None, allow_variables=False,
+                 checks_variables_made_once=False):
         super().__init__()
         self.name = name
         self.outer_graph = outer_graph
         self.allow_variables = allow_variables   # first trace of an eg.function only
+        self.checks_variables_made_once = checks_variables_made_once   # (see Function._trace)
+        self.variables_made = 0
         self.side_effects = []                  # ops that run on every call
         self.outer_captures = {}                # outer tensor → placeholder here (branches)
         self.variable_reads = {}                # id(eager tensor) → its Capture nodes here
         self._last_write = {}                   # id(variable) → the op that last wrote it
+
+    @property
+    def code_era(self):
+        """A traced function's code is TF2's; a branch's is that of the graph around it."""
+        return "tf2" if self.outer_graph is None else self.outer_graph.code_era
 
     # --------------------------------------------------------------- values from outside
     def _as_graph_tensor(self, value, ref, op):
@@ -135,10 +148,12 @@ class FuncGraph(Graph):
     def capture_outer(self, tensor):
         """The placeholder standing for ``tensor`` of an enclosing graph."""
         if self.outer_graph is None or not _encloses(self.outer_graph, tensor.graph):
-            raise ValueError(
+            where = f"the traced function '{tensor.graph.name}' (it leaked out of that " \
+                "trace: return it instead)" if isinstance(tensor.graph, FuncGraph) else \
+                "a TF1 graph (a traced function cannot read those)"
+            raise TracingTypeError(
                 f"Tensor {tensor.name} belongs to another graph and cannot be used in "
-                f"'{self.name}'. Pass it in as an argument instead (a traced function cannot "
-                "read the tensors of a TF1 graph).")
+                f"'{self.name}': it was made in {where}. Pass its value in as an argument.")
         outer = tensor if tensor.graph is self.outer_graph else \
             self.outer_graph.capture_outer(tensor)
         inner = self.outer_captures.get(outer)
@@ -198,6 +213,14 @@ class FuncGraph(Graph):
             raise ValueError(
                 "Variables cannot be created inside eg.cond or eg.while_loop branches. Create "
                 "them before (outside the branch functions).")
+        if self.checks_variables_made_once:
+            raise ValueError(
+                f"eg.function '{self.name}' creates a variable each time its code runs: traced "
+                "a second time (as TF does after a first trace that made variables), it made "
+                "one again. Run eagerly, it would make a new variable on every call; traced, "
+                "it would return the one made while tracing every time. As in TF, a traced "
+                "function may make a variable only once: create it outside the function, or "
+                "on the first call only (if self.v is None: self.v = eg.Variable(...)).")
         if not self.allow_variables:
             raise ValueError(
                 f"eg.function '{self.name}' tried to create a variable on a call that is not "
@@ -214,6 +237,7 @@ class FuncGraph(Graph):
                     "initializer and assign the computed value: v.assign(...).")
             value = value.op.eg_op.value
         from ..tensor import tensor
+        self.variables_made += 1
         with context.building(None):
             return tensor(value, dtype=dtype)
 
@@ -480,7 +504,8 @@ class Function:
 
     def __call__(self, *args, **kwargs):
         if context.state.graph is not None:     # inside another traced function or a graph:
-            return self.python_function(*args, **kwargs)    # inline it, as TF2 does
+            with context.inlined_function():    # inline it, as TF2 does
+                return self.python_function(*args, **kwargs)
         leaves, keep = [], []
         if self.input_signature is None:
             key = _signature_key(args, kwargs, leaves, keep)
@@ -501,14 +526,29 @@ class Function:
         if len(args) != len(self.input_signature) or keep or len(leaves) != len(flat_specs) \
                 or not all(s.is_compatible_with(v) for s, v in zip(flat_specs, leaves)):
             got = [f"{tuple(np.shape(v))} {np.asarray(v).dtype}" for v in leaves]
-            raise ValueError(f"'{self.name}' was called with {len(args)} argument(s) "
-                             f"({', '.join(got)}) that do not match its input_signature "
-                             f"{self.input_signature}. Pass tensors of those shapes and "
-                             "dtypes (None: any size).")
+            raise TracingTypeError(f"'{self.name}' was called with {len(args)} argument(s) "
+                                   f"({', '.join(got)}) that do not match its input_signature "
+                                   f"{self.input_signature}. Pass tensors of those shapes and "
+                                   "dtypes (None: any size).")
         return "input_signature"
 
     def _trace(self, args, kwargs, key, keep):
+        """Trace into a new ConcreteFunction. A first trace that made variables is followed at
+        once by a second, as in TF, which must make none: a function whose code makes a
+        variable on every run would, traced, return the same one on every call (that trace
+        is thrown away and not counted)."""
         graph = FuncGraph(self.name, allow_variables=self._tracing_count == 0)
+        inputs, result = self._run_python(graph, args, kwargs)
+        if graph.variables_made:
+            self._run_python(FuncGraph(self.name, checks_variables_made_once=True), args, kwargs)
+        self._tracing_count += 1
+        concrete = ConcreteFunction(graph, inputs, result, self.passes, self.name, keep)
+        self._concrete[key] = concrete
+        return concrete
+
+    def _run_python(self, graph, args, kwargs):
+        """Run the Python function into ``graph`` on placeholders for the arguments' tensors;
+        returns (the placeholders, what it returned)."""
         inputs = []
         names = _argument_names(self.python_function, args, kwargs)
         with context.building(graph), _device_of(args, kwargs):
@@ -519,11 +559,7 @@ class Function:
             else:
                 targs = tuple(_placeholders(a, n, inputs, graph) for a, n in zip(args, names))
                 tkwargs = {k: _placeholders(v, k, inputs, graph) for k, v in kwargs.items()}
-            result = self.python_function(*targs, **tkwargs)
-        self._tracing_count += 1
-        concrete = ConcreteFunction(graph, inputs, result, self.passes, self.name, keep)
-        self._concrete[key] = concrete
-        return concrete
+            return inputs, self.python_function(*targs, **tkwargs)
 
     def get_concrete_function(self, *args, **kwargs):
         """The ``ConcreteFunction`` for these arguments (traced now if it is new)."""

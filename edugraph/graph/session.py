@@ -14,9 +14,9 @@ import zlib
 
 import numpy as np
 
-from .. import context, devices
+from .. import context, debugging, devices
 from ..errors import FailedPreconditionError, InvalidArgumentError
-from ..ops import random as random_ops
+from ..ops import base as _base, random as random_ops
 from ..ops.base import Op
 from ..ops.random import RandomOp
 from ..tensor import Tensor
@@ -291,6 +291,7 @@ class Plan:
         values = list(self.initial)
         for t, i, device in self.feed_slots:
             values[i] = feeds[t] if device is None else device.put(feeds[t])
+        checking = _base.check_result is not None   # eg.debugging.enable_check_numerics()
         for fn, ins, out, op, drop in self.steps:
             try:
                 values[out] = fn(*[values[i] for i in ins])
@@ -301,6 +302,8 @@ class Plan:
                 raise InvalidArgumentError(
                     f"{op.eg_op.explain_failure(shapes)}\n\t [[node {op.name} "
                     f"({op.type})]]", op) from e
+            if checking:
+                debugging.check_node(op, [values[i] for i in ins], values[out])
             for i in drop:
                 values[i] = None
         results = []

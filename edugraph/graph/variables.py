@@ -94,15 +94,22 @@ class GraphVariable(SymbolicTensor, _variable.Variable):
         return identity(self)
 
     def load(self, value, session=None):
-        """Write ``value`` into the variable in ``session`` at once (TF1's ``Variable.load``)."""
+        """Write ``value`` into the variable in ``session`` at once (TF1's ``Variable.load``).
+        As TF does it: run the initializer with ``value`` fed in place of the initial value,
+        so a value of another shape gets the feed's error."""
         from .session import default_session
-        session = session or default_session(self.graph)
-        session._variables[self] = self.device.put(
-            __import__("numpy").asarray(value, dtype=self.dtype))
+        if session is None:
+            try:
+                session = default_session(self.graph)
+            except ValueError:
+                raise ValueError(f"{self.op.name}.load(value, session): give the session, or "
+                                 "call it inside `with eg.Session() as sess:`.") from None
+        session.run(self.initializer, {self.initializer.inputs[1]: value})
 
     def __repr__(self):
         return f"<eg.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}>"
 
+    __str__ = __repr__              # print(w), as TF1 prints it (not as a plain graph tensor)
     __hash__ = object.__hash__
 
 

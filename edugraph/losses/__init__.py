@@ -278,6 +278,7 @@ def sigmoid_cross_entropy(multi_class_labels, logits):
 def categorical_crossentropy(y_true, y_pred, from_logits=False):
     """Per example; ``y_pred`` are probabilities unless ``from_logits``."""
     if from_logits:
+        _warn_if_activated(y_pred, "categorical_crossentropy", "softmax")
         return softmax_cross_entropy_with_logits(y_true, y_pred)
     y_true, y_pred = _labels_and_predictions(y_true, y_pred)
     _check_same_shape(y_true, y_pred, "categorical_crossentropy")
@@ -291,6 +292,7 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False):
     if y_true.shape and len(y_true.shape) == len(y_pred.shape) and y_true.shape[-1] == 1:
         y_true = y_true.reshape(tuple(-1 if n is None else n for n in y_true.shape[:-1]))
     if from_logits:
+        _warn_if_activated(y_pred, "sparse_categorical_crossentropy", "softmax")
         return sparse_softmax_cross_entropy_with_logits(y_true, y_pred)
     y_true, num_classes = _class_ids(y_true, y_pred, "sparse_categorical_crossentropy")
     _warn_if_logits(y_pred, "sparse_categorical_crossentropy", "SparseCategoricalCrossentropy",
@@ -302,6 +304,7 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False):
 def binary_crossentropy(y_true, y_pred, from_logits=False):
     """Mean over the last axis of the elementwise binary cross-entropy (Keras)."""
     if from_logits:
+        _warn_if_activated(y_pred, "binary_crossentropy", "sigmoid")
         return reduce_mean(sigmoid_cross_entropy_with_logits(y_true, y_pred), -1)
     y_true, y_pred = _labels_and_predictions(y_true, y_pred)
     _check_same_shape(y_true, y_pred, "binary_crossentropy")
@@ -323,6 +326,22 @@ def _warn_if_logits(y_pred, where, class_name, activation):
                       f"{values.max():.3g}], outside [0, 1]: are they logits? Pass "
                       f"from_logits=True ({class_name}(from_logits=True) in compile) or end "
                       f"the model with a {activation}.", UserWarning, stacklevel=3)
+
+
+def _warn_if_activated(y_pred, where, activation):
+    """The opposite mistake: ``from_logits=True`` for predictions a softmax (or sigmoid) made,
+    which the loss then applies a second time (the model learns slowly, if at all). Keras
+    warns, seeing the op that made ``y_pred``; so do we: in a graph always, eagerly while
+    gradients are recorded (as in ``fit``'s training steps)."""
+    if not isinstance(y_pred, Tensor):
+        return
+    made_by = y_pred._op if y_pred.graph is None else y_pred.op.eg_op
+    if getattr(made_by, "name", None) == activation:
+        warnings.warn(f"{where} received from_logits=True, but its predictions were made by "
+                      f"a {activation}: they are probabilities, not logits, and the loss "
+                      f"applies a {activation} to them a second time. Was this intended? "
+                      f"Drop the model's last {activation} (the stabler choice), or pass "
+                      "from_logits=False.", UserWarning, stacklevel=3)
 
 
 # ----------------------------------------------------------------------------- Keras: classes

@@ -1,14 +1,15 @@
 """Callbacks: code that ``fit`` runs at the start and end of epochs and batches.
 
 ``History`` records the logs (``fit`` returns it), ``EarlyStopping`` stops when a monitored
-number stops improving, ``LearningRateScheduler`` / ``ReduceLROnPlateau`` change the
-optimizer's learning rate, and ``ProgressBar`` draws the progress line (``verbose``).
+number stops improving, ``TerminateOnNaN`` stops at a loss that is not a number (``fit`` adds
+one), ``LearningRateScheduler`` / ``ReduceLROnPlateau`` change the optimizer's learning rate,
+and ``ProgressBar`` draws the progress line (``verbose``).
 """
 import math
 import sys
 import time
 
-__all__ = ["Callback", "History", "EarlyStopping", "LearningRateScheduler",
+__all__ = ["Callback", "History", "EarlyStopping", "TerminateOnNaN", "LearningRateScheduler",
            "ReduceLROnPlateau", "LambdaCallback", "ProgressBar"]
 
 
@@ -88,6 +89,28 @@ class EarlyStopping(Callback):
                       f"{self.best:.4f} at epoch {self.best_epoch + 1})")
 
 
+class TerminateOnNaN(Callback):
+    """Stop training at the first batch whose loss is NaN or infinite, and say why (Keras's
+    callback). ``fit`` adds one unless you pass your own: after such a batch every weight
+    would soon be NaN. ``Model.train_step`` does not apply that batch's update, so the model
+    keeps the weights it had before it."""
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.epoch = epoch
+
+    def on_train_batch_end(self, batch, logs=None):
+        loss = (logs or {}).get("loss")
+        if loss is None or math.isfinite(loss):
+            return
+        self.model.stop_training = True
+        print(f"Epoch {self.epoch + 1}, batch {batch + 1}: the loss is {loss}, so training "
+              "stopped there (TerminateOnNaN); that batch's update was not applied. Usual "
+              "causes: NaN or inf in the batch's inputs or labels (check np.isfinite(x).all()), "
+              "a learning rate so large that the loss overflows (lower it), or a log of 0 or a "
+              "division by 0 in the loss. eg.debugging.enable_check_numerics() names the first "
+              "op that makes a NaN.", flush=True)
+
+
 class LearningRateScheduler(Callback):
     """Set the learning rate at each epoch's start to ``schedule(epoch, lr)``."""
 
@@ -163,20 +186,22 @@ class ProgressBar(Callback):
 
     def on_epoch_begin(self, epoch, logs=None):
         self.epoch, self.start, self.last_draw = epoch, time.perf_counter(), 0.0
+        self.done = 0
 
     def on_train_batch_end(self, batch, logs=None):
+        self.done = batch + 1
         now = time.perf_counter()
         if self.verbose == 1 and now - self.last_draw > 0.1:      # redraw at most 10× a second
             self.last_draw = now
-            self._draw(batch + 1, logs, final=False)
+            self._draw(self.done, logs, final=False)
 
     def on_epoch_end(self, epoch, logs=None):
-        self._draw(self.steps, logs, final=True)
+        self._draw(self.done, logs, final=True)     # (fewer than steps if training stopped)
 
     def _draw(self, done, logs, final):
         steps = self.steps if self.steps is not None else done
         numbers = " - ".join(f"{k}: {v:.4f}" for k, v in (logs or {}).items()
-                             if isinstance(v, (float, int)) and math.isfinite(v))
+                             if isinstance(v, (float, int)))         # (nan shows as nan)
         seconds = time.perf_counter() - self.start
         text = f"Epoch {self.epoch + 1}/{self.epochs} - {done}/{steps} - {seconds:.1f}s - {numbers}"
         if self.widget is not None:

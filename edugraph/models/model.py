@@ -14,6 +14,7 @@ gradients. It runs eagerly, on the current device (``with eg.device('/gpu:0'):``
 or compiled inside ``strategy.scope()`` (``eg.distribute``) trains on the strategy's replicas:
 ``fit`` runs the strategy's step, which calls ``compute_gradients`` on each replica.
 """
+import math
 import numbers
 
 import numpy as np
@@ -25,7 +26,7 @@ from ..data import INFINITE_CARDINALITY
 from ..devices import current_device
 from ..distribute.strategy import current_strategy
 from ..nest import map_structure
-from ..nn.module import KerasTensor, Module, _flat, _is_numbers
+from ..nn.module import KerasTensor, Module, _flat, _is_numbers, weights_file
 from ..ops import random as _random
 from ..ops.reduce import reduce_mean
 from ..tensor import Tensor, as_dtype, tensor
@@ -161,9 +162,12 @@ class Model(Module):
         return logs
 
     def train_step(self, x, y):
-        """One optimisation step on one batch; returns the batch's loss and metrics."""
+        """One optimisation step on one batch; returns the batch's loss and metrics. A batch
+        whose loss is NaN or infinite changes no weight (its gradients would make them all
+        NaN); ``fit`` then stops and says why (``TerminateOnNaN``)."""
         grads_and_vars, logs = self.compute_gradients(x, y)
-        self.optimizer.apply_gradients([(g, v) for g, v in grads_and_vars if g is not None])
+        if math.isfinite(logs["loss"]):
+            self.optimizer.apply_gradients([(g, v) for g, v in grads_and_vars if g is not None])
         return logs
 
     def compute_gradients(self, x, y):
@@ -203,6 +207,8 @@ class Model(Module):
         batches = _Batches(x, y, batch_size, shuffle, self.dtype)
         history = callbacks_module.History()
         cbs = list(callbacks or []) + [history]
+        if not any(isinstance(cb, callbacks_module.TerminateOnNaN) for cb in cbs):
+            cbs.append(callbacks_module.TerminateOnNaN())
         if verbose:
             cbs.append(callbacks_module.ProgressBar(epochs, batches.steps, verbose))
         for cb in cbs:
@@ -227,6 +233,8 @@ class Model(Module):
                 running = {k: v / seen for k, v in totals.items()}
                 for cb in cbs:
                     cb.on_train_batch_end(step, running)
+                if self.stop_training:
+                    break
             logs = {k: v / max(seen, 1) for k, v in totals.items()}
             if validation_data is not None:
                 val = self.evaluate(*_xy(validation_data), batch_size=batch_size, verbose=0,
@@ -271,14 +279,15 @@ class Model(Module):
     # ------------------------------------------------------------------ saving
     def save_weights(self, path):
         """Weights, and the optimizer's state when compiled, into one ``.npz`` file: loading
-        both into a fresh model of the same architecture continues training exactly."""
+        both into a fresh model of the same architecture continues training exactly. As
+        numpy does, ``.npz`` is added to a name without it, by ``load_weights`` too."""
         arrays = {f"weights/{n}": v.numpy() for n, v in self.named_variables()}
         if self.optimizer is not None:
             arrays.update(_optimizer_state(self.optimizer, self.named_variables()))
-        np.savez(path, **arrays)
+        np.savez(weights_file(path), **arrays)
 
     def load_weights(self, path):
-        with np.load(path) as stored:
+        with np.load(weights_file(path)) as stored:
             weights = {k[len("weights/"):]: stored[k] for k in stored.files
                        if k.startswith("weights/")}
             if not weights:            # a file written by Module.save_weights
@@ -324,9 +333,25 @@ def _numbers_as_array(data):
 
 
 def _split(x, y, fraction):
-    """The last ``fraction`` of the examples become validation data (Keras: before shuffling)."""
+    """The last ``fraction`` of the examples become validation data (Keras: before shuffling).
+    As in Keras, a fraction outside [0, 1), or one that leaves no example on a side, is
+    refused (1.5 would have "trained" on the first half and "validated" on the second)."""
+    if isinstance(fraction, bool) or not isinstance(fraction, numbers.Real) or \
+            not 0 <= fraction < 1:
+        raise ValueError(f"fit: validation_split is the fraction of the examples kept apart for "
+                         f"validation, a number from 0 up to (not including) 1, e.g. 0.2; got "
+                         f"{fraction!r}.")
+    if _is_dataset(x):
+        raise ValueError("fit: validation_split cannot split a Dataset (Keras refuses it too): "
+                         "split it yourself, e.g. val = ds.take(k) and train = ds.skip(k) on a "
+                         "shuffle with reshuffle_each_iteration=False, and pass "
+                         "validation_data=val.")
     n = len(next(_flat([x])))
     cut = int(n * (1 - fraction))
+    if cut == 0 or cut == n:
+        raise ValueError(f"fit: validation_split={fraction} of {n} examples leaves "
+                         f"{'none to train on' if cut == 0 else 'none to validate on'}. Give "
+                         "more examples, or a split that keeps some on both sides.")
     def head(a):
         return a[:cut]
 
@@ -334,6 +359,24 @@ def _split(x, y, fraction):
         return a[cut:]
     return (map_structure(head, x), map_structure(head, y),
             (map_structure(tail, x), map_structure(tail, y)))
+
+
+def _is_dataset(x):
+    return hasattr(x, "__iter__") and hasattr(x, "batch")
+
+
+def _check_not_text(data, what):
+    """A model computes on numbers: text (words, class names) must become numbers first."""
+    for part in _flat([data]) if data is not None else ():
+        dtype = getattr(part, "dtype", None)
+        if dtype is not None and np.dtype(dtype).kind in "US":
+            example = str(np.asarray(part).flat[0])
+            raise TypeError(
+                f"{what} hold text (dtype {dtype}, e.g. {example!r}), and a "
+                "model computes on numbers. Turn the text into numbers first: class names "
+                "into class ids (names, ids = np.unique(y, return_inverse=True)), words into "
+                "word ids (a vocabulary), numbers written as text with "
+                "np.asarray(x, dtype=np.float32).")
 
 
 def _to_device(value, float_dtype):
@@ -352,7 +395,7 @@ class _Batches:
 
     def __init__(self, x, y, batch_size, shuffle, float_dtype):
         self.float_dtype = as_dtype(float_dtype)
-        self.dataset = x if hasattr(x, "__iter__") and hasattr(x, "batch") else None
+        self.dataset = x if _is_dataset(x) else None
         if self.dataset is not None:
             self.steps = self.dataset.cardinality() if hasattr(self.dataset, "cardinality") \
                 else None
@@ -369,6 +412,8 @@ class _Batches:
             raise ValueError(f"batch_size must be a whole number of examples, 1 or more "
                              f"(e.g. 32), got {batch_size!r}.")
         x, y = _numbers_as_array(x), _numbers_as_array(y)
+        _check_not_text(x, "x (the inputs)")
+        _check_not_text(y, "y (the labels)")
         self.x, self.y, self.batch_size, self.shuffle = x, y, batch_size, shuffle
         self.n = len(next(_flat([x])))
         for a in _flat([x, y] if y is not None else [x]):

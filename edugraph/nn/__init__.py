@@ -23,13 +23,15 @@ import numbers
 from collections.abc import Mapping
 
 from ..ops.activation import (  # noqa: F401
-    dropout, elu, leaky_relu, log_softmax, relu, sigmoid, softmax, softplus, tanh)
+    elu, leaky_relu, log_softmax, relu, sigmoid, softmax, softplus, tanh)
+from ..ops.activation import tf_dropout as dropout  # noqa: F401  (keep_prob in TF1 graphs)
 from ..ops.conv import (_pair, avg_pool, avg_pool2d, conv2d, extract_patches,  # noqa: F401
                         max_pool, max_pool2d)
 from ..ops.conv import padding_argument
 from ..ops.random import ones, zeros
 from ..ops.base import accepting_tf1_keywords as _accepting_tf1_keywords
 from ..ops.reduce import logsumexp, moments  # noqa: F401
+from .bias import bias_add  # noqa: F401  (tf.nn.bias_add)
 from ..ops.shape import gather
 from .module import KerasTensor, Module, fan_in_shape  # noqa: F401
 from . import functional, init  # noqa: F401
@@ -43,7 +45,8 @@ from ..losses import (sigmoid_cross_entropy_with_logits, l2_loss,  # noqa: F401
                       softmax_cross_entropy_with_logits, sparse_softmax_cross_entropy_with_logits)
 from ..context import no_grad
 from ..errors import ShapeError
-from ..tensor import Tensor, int64, tensor
+from ..missing import MissingNameError
+from ..tensor import Tensor, check_flag, int64, tensor
 from ..variable import Variable
 
 moments = _accepting_tf1_keywords(moments)      # TF1 spells keepdims keep_dims
@@ -56,6 +59,7 @@ class Parameter(Variable):
     __slots__ = ()
 
     def __init__(self, data=None, requires_grad=True):
+        check_flag(requires_grad, "requires_grad", "nn.Parameter()")
         super().__init__(zeros(0) if data is None else data, trainable=requires_grad)
 
     def __repr__(self):
@@ -717,8 +721,13 @@ class L1Loss(_Loss):
         return functional.l1_loss(input, target, self.reduction)
 
 
+def __getattr__(name):
+    """``eg.nn.<name>`` for a name edugraph does not have: what to use instead (missing.py)."""
+    if name.startswith("_"):
+        raise AttributeError(f"module 'edugraph.nn' has no attribute '{name}'")
+    raise MissingNameError("eg.nn", name, lambda: list(globals()))
+
+
 # (last: recurrent.py makes its parameters with _parameter, above)
 from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell  # noqa: E402,F401
-
-
 from . import utils  # noqa: E402,F401  (torch.nn.utils: clip_grad_norm_)

@@ -23,6 +23,7 @@ import functools
 import inspect
 import itertools
 import numbers
+import os
 import re
 import weakref
 from collections import OrderedDict, defaultdict, namedtuple
@@ -87,6 +88,17 @@ def _flat(args):
             yield from a
         else:
             yield a
+
+
+def weights_file(path):
+    """The file that ``save_weights(path)`` writes and ``load_weights(path)`` reads: numpy's
+    ``.npz`` format, with ``.npz`` added to a name without it, as ``np.savez`` adds it. Both
+    ask here, so the name given to one works with the other (``'w'`` → ``w.npz``, ``'w.h5'``
+    → ``w.h5.npz``: an ``.npz`` file, not HDF5). A file object is used as it is."""
+    if not isinstance(path, (str, os.PathLike)):
+        return path
+    path = os.fspath(path)
+    return path if path.endswith(".npz") else path + ".npz"
 
 
 def _is_numbers(x):
@@ -445,12 +457,15 @@ class Module:
         return self._load_named(state_dict, "state_dict", strict, RuntimeError)
 
     def save_weights(self, path):
-        """All variables to an ``.npz`` file, by name (see ``load_weights``)."""
-        np.savez(path, **{name: var.numpy() for name, var in self.named_variables()})
+        """All variables to an ``.npz`` file, by name (see ``load_weights``); ``.npz`` is
+        added to a name without it (``weights_file``)."""
+        np.savez(weights_file(path), **{name: var.numpy()
+                                        for name, var in self.named_variables()})
 
     def load_weights(self, path):
-        """Variables from a file written by ``save_weights``; names and shapes must match."""
-        with np.load(path) as stored:
+        """Variables from a file written by ``save_weights`` (given the same name); names and
+        shapes must match."""
+        with np.load(weights_file(path)) as stored:
             self._load_named(stored, "weights")
 
     def _load_named(self, stored, what, strict=True, error=ValueError):

@@ -3,6 +3,7 @@ from .base import Op, apply
 from .math import cast, exp, multiply, to_float, where
 from .random import RandomOp
 from .reduce import axis_failure, reduce_sum
+from ..context import state
 from ..tensor import Tensor
 
 
@@ -202,10 +203,10 @@ def dropout(x, rate=0.5, training=True, seed=None, name=None, keep_prob=None):
     """Zero each element with probability ``rate`` and scale the rest by 1/(1 − rate)
     ("inverted" dropout, so inference needs no rescaling). Identity when not training.
 
-    ``keep_prob`` is TF1's spelling, 1 − rate. TF1's *positional* second argument was
-    keep_prob; here, as in TF2, Keras and PyTorch, it is the rate: write ``keep_prob=`` in TF1
-    code. Either may be a tensor, such as a placeholder fed 0.5 to train and 1.0 to test.
-    So may ``training`` (TF1's ``is_training`` placeholder)."""
+    ``keep_prob`` is TF1's spelling, 1 − rate. The second argument is the rate, as in TF2,
+    Keras and PyTorch (``torch.dropout(x, p, train)``); ``eg.nn.dropout`` reads it as
+    keep_prob in TF1 code (``tf_dropout``). Either may be a tensor, such as a placeholder fed
+    0.5 to train and 1.0 to test. So may ``training`` (TF1's ``is_training`` placeholder)."""
     if keep_prob is not None:
         rate = 1 - keep_prob
     if isinstance(training, Tensor):            # both, one picked when the graph runs
@@ -221,3 +222,37 @@ def dropout(x, rate=0.5, training=True, seed=None, name=None, keep_prob=None):
         rate = rate if rate.dtype == x.dtype else cast(rate, x.dtype)
         return multiply(x, apply(DropoutMask(None, seed), x, rate), name=name)
     return multiply(x, apply(DropoutMask(rate, seed), x), name=name)    # grad · mask
+
+
+def tf_dropout(x, rate_or_keep_prob=None, noise_shape=None, seed=None, name=None, *,
+               rate=None, keep_prob=None, training=True):
+    """TF's ``tf.nn.dropout`` (``eg.nn.dropout``), whose second argument changed meaning:
+    TF1's was ``keep_prob``, TF2's is ``rate`` = 1 − keep_prob, so ``tf.nn.dropout(h, 0.9)``
+    keeps 90 % of h in TF1 and 10 % in TF2. As a keyword it is clear. By position it is read
+    as the code around it is written: ``keep_prob`` in a TF1 graph (Graph and Session code),
+    ``rate`` eagerly and in an ``eg.function`` (TF2). Where that cannot be told (an
+    ``eg.function`` inlined into a TF1 graph) the call is refused. ``training`` is edugraph's
+    (a bool, or a boolean tensor such as TF1's ``is_training`` placeholder)."""
+    if rate is not None and keep_prob is not None:
+        raise ValueError("eg.nn.dropout: give rate (TF2) or keep_prob (TF1), not both.")
+    if rate_or_keep_prob is not None:
+        if rate is not None or keep_prob is not None:
+            raise TypeError("eg.nn.dropout got its second argument twice, by position and as "
+                            "rate= or keep_prob=. Give it once.")
+        era = "tf2" if state.graph is None else state.graph.code_era
+        if era is None:
+            raise ValueError(
+                "eg.nn.dropout(x, p): p is keep_prob in TF1 and rate (1 - keep_prob) in TF2, "
+                "and here an eg.function's body (TF2 code) is inlined into a TF1 graph, so "
+                "edugraph cannot tell which you mean. Write the keyword: "
+                "eg.nn.dropout(x, rate=p) or eg.nn.dropout(x, keep_prob=p).")
+        if era == "tf1":
+            keep_prob = rate_or_keep_prob
+        else:
+            rate = rate_or_keep_prob
+    if noise_shape is not None:
+        raise NotImplementedError(
+            "eg.nn.dropout: noise_shape (one mask shared along some axes) is left out. Draw "
+            "the mask yourself: x * eg.cast(eg.random.uniform(noise_shape) >= rate, "
+            "x.dtype) / (1 - rate).")
+    return dropout(x, 0.5 if rate is None else rate, training, seed, name, keep_prob=keep_prob)

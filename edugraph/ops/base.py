@@ -52,6 +52,10 @@ class Op:
         return f"{type(self).__name__}({attrs})"
 
 
+check_result = None    # while a numerics check is on, a function that raises at NaN or inf
+                       # in a result (edugraph/debugging.py sets it)
+
+
 def apply(op, *args, name=None):
     """Run ``op`` on ``args`` now (eager), or add it to the graph being built (static mode).
 
@@ -102,6 +106,8 @@ def apply(op, *args, name=None):
         if isinstance(e, (ShapeError, GradientError)):
             raise
         raise _failure(op, inputs, e) from e
+    if check_result is not None:                # eg.debugging.enable_check_numerics()
+        check_result(op, device, inputs, value)
     if device.log_placement:
         print(f"{op.name}: {device.name}")
     out = Tensor(value, op.output_device or device)

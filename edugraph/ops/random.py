@@ -293,7 +293,9 @@ def _arange(start, stop, step, dtype, whole_dtype, name=None):
     return tensor(values.astype(as_dtype(dtype)), name=name)
 
 
-def linspace(start, stop, num, dtype=float32, name=None):
+def linspace(start, stop, num, dtype=float32, name=None, *, device=None, requires_grad=False):
     """``num`` evenly spaced numbers from ``start`` to ``stop``, both included (``tf.linspace``;
-    PyTorch's ``torch.linspace(start, end, steps)``): x values to plot a function over."""
-    return tensor(np.linspace(start, stop, num), dtype=dtype, name=name)
+    PyTorch's ``torch.linspace(start, end, steps, device=..., dtype=...)``): x values to plot
+    a function over."""
+    return _made_on(device, requires_grad,
+                    lambda: tensor(np.linspace(start, stop, num), dtype=dtype, name=name))

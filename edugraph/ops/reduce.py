@@ -249,14 +249,17 @@ def axis_failure(op_name, axis, shape):
     """The message for an axis a tensor does not have, named twice, or empty (the max of
     nothing is undefined)."""
     n = len(shape)
-    axes = (axis,) if isinstance(axis, numbers.Integral) else tuple(axis or ())
+    axes = tuple(range(n)) if axis is None else \
+        (axis,) if isinstance(axis, numbers.Integral) else tuple(axis or ())
     if axes and all(-n <= a < n for a in axes):
         normalised = [a % n for a in axes]
         if len(set(normalised)) < len(normalised):
             return f"{op_name} over axes {axis}: an axis is named twice; name each once."
         if any(shape[a] == 0 for a in normalised):
-            return (f"{op_name} over axis {axis}: the tensor of shape {shape} has no elements "
-                    f"along it, and the {op_name} of nothing is undefined.")
+            where, along = ("", "") if axis is None else (f" over axis {axis}", " along it")
+            return (f"{op_name}{where}: the tensor of shape {shape} has no elements{along}, "
+                    f"and the {op_name} of nothing is undefined. Check why it is empty (a "
+                    "mask or filter that kept nothing, a slice past the end).")
     return (f"{op_name} over axis {axis}: a tensor of shape {shape} has axes "
             f"{-n}..{n - 1}" + (" (none: it is 0-d)." if n == 0 else "."))
 
@@ -404,12 +407,51 @@ def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
 
 
 def argmax(x, axis=None, name=None, *, keepdims=False):
-    """The index of the largest value along ``axis`` (of the flattened tensor without one)."""
+    """The index of the largest value along ``axis`` (of the flattened tensor without one:
+    PyTorch's ``x.argmax()``)."""
     return apply(ArgReduction("argmax", axis, keepdims), x, name=name)
 
 
 def argmin(x, axis=None, name=None, *, keepdims=False):
     return apply(ArgReduction("argmin", axis, keepdims), x, name=name)
+
+
+def tf_argmax(input, axis=None, name=None, output_type="int64"):
+    """TF's ``tf.math.argmax``: along ``axis``, which is 0 when not given (one index per
+    column of a matrix), where PyTorch's ``x.argmax()`` flattens (one index)."""
+    return _indices_as(argmax(input, 0 if axis is None else axis, name), output_type)
+
+
+def tf_argmin(input, axis=None, name=None, output_type="int64"):
+    return _indices_as(argmin(input, 0 if axis is None else axis, name), output_type)
+
+
+def shared_argmax(input, axis=None, name=None, *, keepdims=False, output_type="int64"):
+    """``eg.argmax``: TF's ``tf.argmax`` and PyTorch's ``torch.argmax`` under one name. With
+    an axis (``dim``) they agree; without one TF takes axis 0 and PyTorch flattens, so then
+    edugraph asks which (unless ``input`` has one dimension, where both give the same)."""
+    _refuse_without_axis("argmax", input, axis)
+    return _indices_as(argmax(input, axis, name, keepdims=keepdims), output_type)
+
+
+def shared_argmin(input, axis=None, name=None, *, keepdims=False, output_type="int64"):
+    _refuse_without_axis("argmin", input, axis)
+    return _indices_as(argmin(input, axis, name, keepdims=keepdims), output_type)
+
+
+def _refuse_without_axis(kind, x, axis):
+    shape = x.shape if hasattr(x, "shape") else np.shape(x)
+    if axis is None and not (rank_known(shape) and len(shape) <= 1):
+        raise ValueError(
+            f"eg.{kind}(x) without an axis is ambiguous for x of shape {shape}: TF's "
+            f"tf.{kind} works along axis 0 (one index per column), PyTorch's torch.{kind} on "
+            f"the flattened tensor (one index). Say which: eg.{kind}(x, axis=0) or "
+            f"eg.math.{kind}(x) as in TF, x.{kind}() as in PyTorch.")
+
+
+def _indices_as(indices, output_type):
+    """TF's ``output_type``: the indices are int64 unless int32 is asked for."""
+    return indices if np.dtype(output_type) == indices.dtype else cast(indices, output_type)
 
 
 def reduce_any(x, axis=None, keepdims=False, name=None):

@@ -41,8 +41,12 @@ class Optimizer:
                 f"{type(self).__name__}: learning_rate must be a number, or a tensor for a rate "
                 f"that changes (a placeholder fed each step, a Variable), got "
                 f"{learning_rate!r} ({type(learning_rate).__name__}).")
-        self.learning_rate = learning_rate
         self.name = name or type(self).__name__.replace("Optimizer", "")
+        if not isinstance(learning_rate, Tensor) and not learning_rate >= 0:
+            raise ValueError(f"{self.name}: learning_rate must be 0 or more (as eg.optim's lr), "
+                             f"got {learning_rate}: a negative rate would step up the loss, not "
+                             "down.")
+        self.learning_rate = learning_rate
         self._slots = {}                # (var, slot name) → slot Variable
         self._step = None               # how many updates were applied (bias correction)
 
