@@ -28,7 +28,6 @@ def describe(value):
     return f"{'an' if kind[0] in 'aeiou' else 'a'} {kind} ({value!r:.40})"
 
 
-_describe = describe     # the name the lessons' checks used first
 
 
 def _host_array(value, name):
