@@ -27,8 +27,9 @@ from .ops.math import (abs, add, add_n, cast, clip, clip_by_value, cos, divide, 
 from .ops.printing import print_ as print  # noqa: A001  (tf.print: prints when it runs)
 from .ops.random import (arange, fill, full, full_like, linspace, manual_seed, ones, ones_like,
                          rand, rand_like, randint, randn, randn_like, random_normal,
-                         random_uniform, range_ as range, torch_normal as normal,
-                         truncated_normal, zeros, zeros_like)  # noqa: A001
+                         random_uniform, torch_normal as normal, truncated_normal, zeros,
+                         zeros_like)
+from .ops.sequence import range_ as range, shape  # noqa: A001  (tf.range, tf.shape)
 from .ops.reduce import (cumsum, logsumexp, norm, reduce_all, reduce_any, reduce_logsumexp,
                          reduce_max, reduce_mean, reduce_min, reduce_std, reduce_sum,
                          reduce_variance, std, torch_max, torch_min, var)
@@ -89,6 +90,8 @@ math = _SimpleNamespace(**{name: globals()[name] for name in (
     "sqrt", "square", "subtract", "tanh")})
 math.argmax, math.argmin = (_accepting_tf1_keywords(f) for f in (_tf_argmax, _tf_argmin))
 test = _SimpleNamespace(is_gpu_available=gpu_available)     # tf.test.is_gpu_available()
+from . import autograph  # noqa: E402,F401  (tf.autograph.to_code: what eg.function converts)
+from .module import Module  # noqa: E402  (tf.Module: variables, submodules, name scopes)
 from . import contrib  # noqa: E402,F401  (tf.contrib.eager: TF 1.x's eager preview, lecture 6)
 from . import compat  # noqa: E402,F401  (tf.compat.v1: TF1 programs with their tf. lines)
 from . import io  # noqa: E402,F401  (tf.io: TFRecord files, decode_raw)

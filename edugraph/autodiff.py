@@ -49,19 +49,21 @@ def _host(value, dtype):
 _newest_freed = 0                  # the newest node a backward() freed (a sequence number)
 
 
-def _propagate(outputs, seeds, boundary=0, wanted=(), accumulate=True, free=False):
+def _propagate(outputs, seeds, boundary=0, wanted=(), accumulate=True, free=False,
+               end=math.inf):
     """The reverse walk. Returns the summed gradient of each node in ``wanted``; with
     ``accumulate`` adds leaf gradients into ``leaf.grad`` as PyTorch does; with ``free``
     marks each node it walks as freed (``backward()`` without ``retain_graph``, see there).
 
-    Nodes recorded before ``boundary`` (a tape's start) count as leaves: a tape only sees what
-    it recorded. Leaves are never on the heap; their gradients wait in ``grads`` until the end.
+    Nodes recorded before ``boundary`` (a tape's start) or from ``end`` on (where its block
+    ended) count as leaves: a tape only sees what it recorded. Leaves are never on the heap;
+    their gradients wait in ``grads`` until the end.
     """
     grads = {}                      # node → its gradient so far (branches sum into it)
     for out, seed in zip(outputs, seeds):
         grads[out] = grads[out] + seed if out in grads else seed
     pending = [(-node._seq, node) for node in grads
-               if node._op is not None and node._seq >= boundary]
+               if node._op is not None and boundary <= node._seq < end]
     heapq.heapify(pending)          # recorded nodes holding a gradient, newest first (numbers
                                     # are unique, so the heap never compares two tensors)
     push, pop = heapq.heappush, heapq.heappop
@@ -101,7 +103,7 @@ def _propagate(outputs, seeds, boundary=0, wanted=(), accumulate=True, free=Fals
                 grads[inp] = total + g          # branches sum
             else:
                 grads[inp] = g
-                if inp._op is not None and inp._seq >= boundary:
+                if inp._op is not None and boundary <= inp._seq < end:
                     push(pending, (-inp._seq, inp))
     for leaf, grad in grads.items():            # what is left: the leaves
         if leaf in wanted:
@@ -305,24 +307,37 @@ class GradientTape:
     >>> with eg.GradientTape() as tape:
     ...     y = x * x            # x watched (a Variable is watched automatically)
     >>> tape.gradient(y, x)
+
+    The tape holds what ran inside its ``with`` block, as TF's does: recorded nodes are
+    numbered, and the tape keeps the numbers its block gave out (``_start`` to ``_stop``). A
+    loss computed after the block is not on it (its gradient is None, as in TF), nor is the
+    gradient maths of a ``tape.gradient`` called after the block, so a second derivative needs
+    a tape open around that call. While a function traces, the tape holds the graph's ops
+    made inside the block in the same way (``_ops``).
     """
 
     def __init__(self, persistent=False, watch_accessed_variables=True):
         self.persistent = persistent
         self.watch_accessed_variables = watch_accessed_variables
-        self._start = None
+        self._start = self._stop = None
+        self._ops = None            # (graph, first op, op after the last) while tracing
         self._used = False
         self._watched = []
         self._switched_on = []      # watched tensors that did not require grad before
 
     def __enter__(self):
-        self._start = next_sequence()
+        self._start, self._stop = next_sequence(), None
+        graph = state.graph
+        self._ops = None if graph is None else [graph, len(graph.get_operations()), None]
         self._previous_grad_mode = state.grad_enabled
         state.grad_enabled = True
         state.tapes.append(self)
         return self
 
     def __exit__(self, *exc):
+        self._stop = next_sequence()            # what runs from here on is not on the tape
+        if self._ops is not None:
+            self._ops[2] = len(self._ops[0].get_operations())
         state.tapes.remove(self)
         state.grad_enabled = self._previous_grad_mode
         self._set_watched(False)    # watching belongs to this tape, not to the tensor
@@ -362,7 +377,11 @@ class GradientTape:
         return no_grad()
 
     def reset(self):
+        """Forget what was recorded (TF: as if the block were left and a new tape entered):
+        inside the block, only what runs from here on counts; after it, nothing does."""
         self._start = next_sequence()
+        if self._ops is not None:
+            self._ops[1] = len(self._ops[0].get_operations())
         self._used = False
 
     def gradient(self, target, sources, output_gradients=None,
@@ -388,7 +407,8 @@ class GradientTape:
         if any(t.graph is not None for t in target):
             # inside an @eg.function: gradient nodes in the traced graph (eg.gradients)
             from .graph.function import tape_gradient
-            return tape_gradient(target, sources, output_gradients, unconnected_gradients)
+            return tape_gradient(target, sources, output_gradients, unconnected_gradients,
+                                 self._ops)
         recording = self in state.tapes
         self._set_watched(True)     # the walk follows watched tensors, also after the tape closed
         try:
@@ -405,12 +425,17 @@ class GradientTape:
         """Whether ``tape.gradient`` gives a gradient for ``source``, as TF's tape decides: one
         it watched, one it computed, a variable (unless ``watch_accessed_variables=False``),
         or a tensor made to require grad. A tensor computed *before* the tape began, e.g.
-        ``x2 = eg.Variable(2.0) + 1.0``, is none of these: its gradient is None."""
+        ``x2 = eg.Variable(2.0) + 1.0``, or after its block, is none of these: its gradient
+        is None."""
         if any(t is source for t in self._watched):
             return True
         if not self.watch_accessed_variables:
             return False
-        return source._op is None or source._seq >= self._start
+        return source._op is None or self._start <= source._seq < self._end()
+
+    def _end(self):
+        """The first number after what the tape recorded (none while the block runs)."""
+        return math.inf if self._stop is None else self._stop
 
     def _walk(self, target, sources, output_gradients):
         targets = target if isinstance(target, (list, tuple)) else [target]
@@ -424,7 +449,7 @@ class GradientTape:
         with enable_grad() if state.tapes else no_grad():
             seeds = [_seed(t, g, implicit_sum=True) for t, g in pairs]
             return _propagate([t for t, _ in pairs], seeds, boundary=self._start,
-                              wanted=set(sources), accumulate=False)
+                              end=self._end(), wanted=set(sources), accumulate=False)
 
 
 def _check_tensors(where, values, what, hint=""):

@@ -19,6 +19,8 @@ class _State(threading.local):
         self.graph = _static_default[0]     # the Graph receiving new ops, or None (eager)
         self.tapes = []             # active GradientTapes, innermost last
         self.inlined_functions = 0  # eg.function bodies running inlined into a graph
+        self.call_training = None   # the training flag a layer call hands down to the layer
+                                    # calls inside it (Keras's call context; nn/module.py)
 
 
 state = _State()

@@ -62,6 +62,12 @@ def _infer_dtype(data):
     return {"f": float32, "i": int64, "u": int64, "b": bool_}[_numbers_kind(data)]
 
 
+def tf_dtype(array):
+    """The dtype TF gives Python data that numpy has read as ``array``: float32 for floats and
+    int32 for whole numbers (numpy picks float64 and int64)."""
+    return {"f": float32, "i": int32}.get(array.dtype.kind, array.dtype)
+
+
 def _numbers_kind(data):
     """The numpy kind ('b', 'i', 'u' or 'f') of Python data (a number or nested lists), or a
     clear error for data that is not a rectangular block of real numbers: numpy would read

@@ -15,6 +15,7 @@ from .tensor import Tensor, check_flag, tensor
 
 _graph_variable_class = None        # set by edugraph.graph: what Variable(...) makes in a graph
 _unnamed = itertools.count()
+name_prefixes = []                  # the eg.Module name scopes entered (module.py), innermost last
 
 
 class Variable(Tensor):
@@ -35,7 +36,9 @@ class Variable(Tensor):
         else:
             t = tensor(initial_value() if callable(initial_value) else initial_value,
                        dtype=dtype)
-        super().__init__(t._value, t.device, name=name or f"Variable_{next(_unnamed)}")
+        name = name or f"Variable_{next(_unnamed)}"
+        super().__init__(t._value, t.device, name=name_prefixes[-1] + name if name_prefixes
+                         else name)
         self.trainable = trainable
         self.requires_grad = trainable and t.is_floating_point()
 

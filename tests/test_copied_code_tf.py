@@ -4,7 +4,10 @@ Each test runs one cell of a TensorFlow guide ("Better performance with tf.funct
 "Introduction to gradients and automatic differentiation", "Introduction to Tensors", the
 eager basics) or one TF1 program as students wrote them, and checks what the guide prints
 (or the exception class it catches). The code is written anew; the calls are the guides'.
-Where a cell needs something edugraph leaves to others (``tf.Module``), a plain class stands in.
+The TF2 section follows "Introduction to modules, layers, and models", "Basic training loops",
+the tf.function guide's AutoGraph, retracing and TensorArray cells, tf.py_function's and
+tf.init_scope's reference pages, and Keras 3's "Writing a training loop from scratch", with
+their data swapped for generated arrays.
 """
 import contextlib
 
@@ -177,8 +180,9 @@ def test_a_variable_made_on_every_call_is_refused_on_the_first_call():
 
 
 def test_a_variable_made_on_the_first_call_only_is_allowed():
-    class Count:                        # (the guide's is a tf.Module)
+    class Count(tf.Module):
         def __init__(self):
+            super().__init__()
             self.count = None
 
         @tf.function
@@ -347,6 +351,353 @@ def test_tf1_two_layer_net_as_in_the_pytorch_series(monkeypatch, capsys):
         a, b = a - learning_rate * grad_a, b - learning_rate * grad_b
     assert len(losses) == 500 and losses[-1] < losses[0] / 1000
     np.testing.assert_allclose(losses[:100], expected, rtol=1e-3)
+
+
+# ----------------------------------------------------------------------------- TF2 pieces
+def test_modules_guide_simple_module_and_its_variables():
+    class SimpleModule(tf.Module):
+        def __init__(self, name=None):
+            super().__init__(name=name)
+            self.a_variable = tf.Variable(5.0, name="train_me")
+            self.non_trainable_variable = tf.Variable(5.0, trainable=False,
+                                                      name="do_not_train_me")
+
+        def __call__(self, x):
+            return self.a_variable * x + self.non_trainable_variable
+
+    simple_module = SimpleModule(name="simple")
+    assert simple_module(tf.constant(5.0)).numpy() == 30.0
+    assert [v.name for v in simple_module.trainable_variables] == ["train_me"]
+    assert [v.name for v in simple_module.variables] == ["train_me", "do_not_train_me"]
+
+
+class Dense(tf.Module):
+    def __init__(self, in_features, out_features, name=None):
+        super().__init__(name=name)
+        self.w = tf.Variable(tf.random.normal([in_features, out_features]), name="w")
+        self.b = tf.Variable(tf.zeros([out_features]), name="b")
+
+    def __call__(self, x):
+        y = tf.matmul(x, self.w) + self.b
+        return tf.nn.relu(y)
+
+
+def test_modules_guide_sequential_module_submodules_and_a_traced_call():
+    class SequentialModule(tf.Module):
+        def __init__(self, name=None):
+            super().__init__(name=name)
+            self.dense_1 = Dense(in_features=3, out_features=3)
+            self.dense_2 = Dense(in_features=3, out_features=2)
+
+        @tf.function
+        def __call__(self, x):
+            x = self.dense_1(x)
+            return self.dense_2(x)
+
+    my_model = SequentialModule(name="the_model")
+    x = np.array([[2.0, 2.0, 2.0]], np.float32)
+    w1, b1, w2, b2 = (v.numpy() for v in (my_model.dense_1.w, my_model.dense_1.b,
+                                          my_model.dense_2.w, my_model.dense_2.b))
+    expected = np.maximum(np.maximum(x @ w1 + b1, 0) @ w2 + b2, 0)
+    np.testing.assert_allclose(my_model(tf.constant(x)).numpy(), expected, rtol=1e-6)
+    assert my_model.submodules == (my_model.dense_1, my_model.dense_2)
+    assert [v.name for v in my_model.variables] == ["b", "w", "b", "w"]
+    assert my_model.name == "the_model" and Dense(1, 1).name == "dense"
+
+
+def test_modules_guide_name_scopes_prefix_the_variables():
+    class MyModule(tf.Module):
+        def __init__(self, name=None):
+            super().__init__(name=name)
+            with self.name_scope:
+                self.dense = Dense(2, 2)
+                self.scale = tf.Variable(1.0, name="scale")
+
+    module = MyModule(name="outer")
+    assert sorted(v.name for v in module.variables) == ["outer/b", "outer/scale", "outer/w"]
+
+
+def test_modules_guide_flexible_dense_builds_on_its_first_call():
+    """A Python `if` on a Python flag in a traced method: it stays Python (AutoGraph leaves
+    it), so the variables are made on the first call only."""
+    class FlexibleDenseModule(tf.Module):
+        def __init__(self, out_features, name=None):
+            super().__init__(name=name)
+            self.is_built = False
+            self.out_features = out_features
+
+        @tf.function
+        def __call__(self, x):
+            if not self.is_built:
+                self.w = tf.Variable(tf.ones([x.shape[-1], self.out_features]), name="w")
+                self.b = tf.Variable(tf.zeros([self.out_features]), name="b")
+                self.is_built = True
+            return tf.matmul(x, self.w) + self.b
+
+    layer = FlexibleDenseModule(out_features=2)
+    np.testing.assert_array_equal(layer(tf.constant([[2.0, 2.0, 2.0]])).numpy(), [[6.0, 6.0]])
+    assert [tuple(v.shape) for v in layer.trainable_variables] == [(2,), (3, 2)]
+
+
+def test_basic_training_loop_guide_with_a_module_matches_numpy():
+    TRUE_W, TRUE_B, NUM_EXAMPLES = 3.0, 2.0, 201
+    x = tf.linspace(-2, 2, NUM_EXAMPLES)
+    x = tf.cast(x, tf.float32)
+    noise = tf.constant(np.random.default_rng(0).standard_normal(NUM_EXAMPLES), tf.float32)
+    y = x * TRUE_W + TRUE_B + noise
+
+    class MyModel(tf.Module):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.w = tf.Variable(5.0)
+            self.b = tf.Variable(0.0)
+
+        def __call__(self, x):
+            return self.w * x + self.b
+
+    model = MyModel()
+    assert model(3.0).numpy() == 15.0
+
+    def loss(target_y, predicted_y):
+        return tf.reduce_mean(tf.square(target_y - predicted_y))
+
+    def train(model, x, y, learning_rate):
+        with tf.GradientTape() as t:
+            current_loss = loss(y, model(x))
+        dw, db = t.gradient(current_loss, [model.w, model.b])
+        model.w.assign_sub(learning_rate * dw)
+        model.b.assign_sub(learning_rate * db)
+
+    for epoch in range(10):
+        train(model, x, y, learning_rate=0.1)
+
+    xs, ys, w, b = x.numpy().astype(np.float64), y.numpy().astype(np.float64), 5.0, 0.0
+    for epoch in range(10):
+        residual = w * xs + b - ys
+        w, b = w - 0.1 * 2 * np.mean(residual * xs), b - 0.1 * 2 * np.mean(residual)
+    np.testing.assert_allclose([model.w.numpy(), model.b.numpy()], [w, b], rtol=1e-5)
+
+
+def test_keras3_custom_training_loop_with_optimizer_apply():
+    def make_model():
+        eg.random.set_seed(0)
+        return tf.keras.Sequential([tf.keras.layers.Dense(8, activation="relu"),
+                                    tf.keras.layers.Dense(3)])
+
+    rng = np.random.default_rng(1)
+    x_batch = tf.constant(rng.standard_normal((16, 4)), tf.float32)
+    y_batch = tf.constant(rng.integers(0, 3, 16))
+    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    trained = []
+    for spelling in ("apply", "apply_gradients"):
+        model = make_model()
+        optimizer = tf.keras.optimizers.SGD(learning_rate=0.1)
+        for step in range(3):
+            with tf.GradientTape() as tape:
+                logits = model(x_batch, training=True)
+                loss_value = loss_fn(y_batch, logits)
+            grads = tape.gradient(loss_value, model.trainable_weights)
+            if spelling == "apply":
+                optimizer.apply(grads, model.trainable_weights)
+            else:
+                optimizer.apply_gradients(zip(grads, model.trainable_weights))
+        trained.append([w.numpy() for w in model.trainable_weights])
+    for a, b in zip(*trained):
+        np.testing.assert_array_equal(a, b)
+    with assert_raises(ValueError) as caught:
+        optimizer.apply(grads[:1], model.trainable_weights)
+    assert "1 gradients for 4 variables" in str(caught.value)
+
+
+def test_compile_with_run_eagerly_trains_as_without():
+    histories = []
+    x = np.random.default_rng(2).standard_normal((32, 3)).astype(np.float32)
+    y = x @ np.array([[1.0], [-2.0], [0.5]], np.float32)
+    for run_eagerly in (True, False):
+        eg.random.set_seed(0)
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        model.compile(optimizer="sgd", loss="mse", run_eagerly=run_eagerly)
+        histories.append(model.fit(x, y, epochs=3, batch_size=8, verbose=0,
+                                   shuffle=False).history["loss"])
+    assert histories[0] == histories[1] and histories[0][-1] < histories[0][0]
+
+
+def test_function_guide_concrete_function_of_a_tensor_spec(capsys):
+    @tf.function
+    def double(a):
+        print("Tracing with", a)
+        return a + a
+
+    double_ints = double.get_concrete_function(tf.TensorSpec(shape=[None], dtype=tf.int32))
+    np.testing.assert_array_equal(double_ints(tf.constant([1, 2, 3])).numpy(), [2, 4, 6])
+    np.testing.assert_array_equal(double(tf.constant([1, 2, 3, 4])).numpy(), [2, 4, 6, 8])
+    assert double.experimental_get_tracing_count() == 1     # the (None,) trace serves both
+    assert capsys.readouterr().out.count("Tracing with") == 1
+    spec = tf.TensorSpec(shape=(None, 3), dtype=tf.float32, name="x")
+    assert repr(spec) == "TensorSpec(shape=(None, 3), dtype=eg.float32, name='x')"
+
+
+def test_function_guide_pretty_printed_concrete_signatures():
+    @tf.function
+    def double(a):
+        return a + a
+
+    double(tf.constant(1))
+    double(tf.constant([1.5, 2.0]))
+    assert double.pretty_printed_concrete_signatures() == (
+        "Input Parameters:\n"
+        "  a (POSITIONAL_OR_KEYWORD): TensorSpec(shape=(), dtype=eg.int32, name=None)\n"
+        "Output Type:\n"
+        "  TensorSpec(shape=(), dtype=eg.int32, name=None)\n"
+        "Captures:\n"
+        "  None\n\n"
+        "Input Parameters:\n"
+        "  a (POSITIONAL_OR_KEYWORD): TensorSpec(shape=(2,), dtype=eg.float32, name=None)\n"
+        "Output Type:\n"
+        "  TensorSpec(shape=(2,), dtype=eg.float32, name=None)\n"
+        "Captures:\n"
+        "  None")
+
+
+def test_function_guide_reduce_retracing_traces_once_more_for_any_length(capsys):
+    @tf.function(reduce_retracing=True)
+    def g(x):
+        print("Tracing with", tuple(x.shape))
+        return x
+
+    for n in (3, 5, 7, 9):
+        np.testing.assert_array_equal(g(tf.constant(list(range(1, n + 1)))).numpy(),
+                                      np.arange(1, n + 1))
+    assert capsys.readouterr().out.splitlines() == ["Tracing with (3,)",
+                                                    "Tracing with (None,)"]
+    assert g.experimental_get_tracing_count() == 2
+
+
+def test_function_guide_autograph_fizzbuzz(capsys):
+    @tf.function
+    def fizzbuzz(n):
+        for i in tf.range(1, n + 1):
+            if i % 15 == 0:
+                tf.print("FizzBuzz")
+            elif i % 3 == 0:
+                tf.print("Fizz")
+            elif i % 5 == 0:
+                tf.print("Buzz")
+            else:
+                tf.print(i)
+
+    fizzbuzz(tf.constant(15))
+    expected = ["FizzBuzz" if i % 15 == 0 else "Fizz" if i % 3 == 0 else
+                "Buzz" if i % 5 == 0 else str(i) for i in range(1, 16)]
+    assert capsys.readouterr().out.splitlines() == expected
+
+
+def test_function_guide_while_loop_on_a_tensor_and_to_code():
+    @tf.function
+    def f(x):
+        while tf.reduce_sum(x) > 1:
+            x = tf.tanh(x)
+        return x
+
+    x = np.random.default_rng(3).uniform(size=10).astype(np.float32)
+    expected = x
+    while expected.sum() > 1:
+        expected = np.tanh(expected)
+    np.testing.assert_allclose(f(tf.constant(x)).numpy(), expected, rtol=1e-5)
+    assert "ag__.while_stmt(loop_test, loop_body, (x,), ('x',))" in tf.autograph.to_code(f)
+
+
+def test_function_guide_dynamic_rnn_with_a_tensor_array():
+    batch_size, seq_len, feature_size = 2, 3, 4
+
+    def rnn_step(inp, state):
+        return inp + state
+
+    @tf.function
+    def dynamic_rnn(rnn_step, input_data, initial_state):
+        # [batch, time, features] -> [time, batch, features]
+        input_data = tf.transpose(input_data, [1, 0, 2])
+        max_seq_len = input_data.shape[0]
+
+        states = tf.TensorArray(tf.float32, size=max_seq_len)
+        state = initial_state
+        for i in tf.range(max_seq_len):
+            state = rnn_step(input_data[i], state)
+            states = states.write(i, state)
+        return tf.transpose(states.stack(), [1, 0, 2])
+
+    data = np.random.default_rng(4).uniform(size=(batch_size, seq_len, feature_size))
+    result = dynamic_rnn(rnn_step, tf.constant(data, tf.float32),
+                         tf.zeros([batch_size, feature_size]))
+    np.testing.assert_allclose(result.numpy(), np.cumsum(data, axis=1), rtol=1e-6)
+
+
+def test_tensor_array_eagerly_as_its_reference_page():
+    ta = tf.TensorArray(tf.float32, size=0, dynamic_size=True, clear_after_read=False)
+    ta = ta.write(0, 10)
+    ta = ta.write(1, 20)
+    ta = ta.write(2, 30)
+    assert ta.read(1).numpy() == 20.0
+    np.testing.assert_array_equal(ta.stack().numpy(), [10.0, 20.0, 30.0])
+
+
+def test_py_function_reference_page_log_huber_and_its_gradient():
+    def log_huber(x, m):
+        if tf.abs(x) <= m:
+            return x ** 2
+        else:
+            return m ** 2 * (1 - 2 * tf.math.log(m) + tf.math.log(x ** 2))
+
+    x = tf.constant(1.0)
+    m = tf.constant(2.0)
+    with tf.GradientTape() as t:
+        t.watch([x, m])
+        y = tf.py_function(func=log_huber, inp=[x, m], Tout=tf.float32)
+    dy_dx = t.gradient(y, x)
+    assert dy_dx.numpy() == 2.0
+
+    @tf.function
+    def traced(x, m):
+        return tf.py_function(func=log_huber, inp=[x, m], Tout=tf.float32)
+
+    assert traced(tf.constant(1.0), m).numpy() == 1.0
+    far = 4.0 * (1 - 2 * np.log(2.0) + np.log(9.0))        # |x| = 3 > m: the log branch
+    assert traced(tf.constant(3.0), m).numpy() == pytest.approx(far, rel=1e-6)
+    assert "EagerPyFunc" in [op.type for op in traced.get_concrete_function(
+        x, m).graph.get_operations()]
+
+
+def test_init_scope_runs_its_block_eagerly_while_tracing():
+    seen = []
+
+    @tf.function
+    def f(x):
+        with tf.init_scope():
+            seen.append(tf.executing_eagerly())
+        seen.append(tf.executing_eagerly())
+        return x
+
+    f(tf.constant(1.0))
+    assert seen == [True, False]
+
+
+def test_convert_to_tensor_and_range_with_tensor_limits():
+    assert tf.convert_to_tensor([1, 2, 3]).dtype == tf.int32
+    assert tf.convert_to_tensor(np.array([1.0])).dtype == tf.float64
+    assert tf.convert_to_tensor(1, dtype_hint=tf.float32).dtype == tf.float32
+    t = tf.constant([1.0])
+    assert tf.convert_to_tensor(t) is t
+    with assert_raises(ValueError):
+        tf.convert_to_tensor(t, dtype=tf.int32)
+    np.testing.assert_array_equal(tf.range(tf.constant(5)).numpy(), [0, 1, 2, 3, 4])
+
+    @tf.function
+    def evens(n):
+        return tf.range(0, n, 2)
+
+    np.testing.assert_array_equal(evens(tf.constant(7)).numpy(), [0, 2, 4, 6])
+    np.testing.assert_array_equal(evens(tf.constant(3)).numpy(), [0, 2])
+    assert evens.experimental_get_tracing_count() == 1
 
 
 # ----------------------------------------------------------------------------- PyTorch names

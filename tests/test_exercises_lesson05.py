@@ -53,10 +53,19 @@ def second_derivative(fn, t):
     return outer.gradient(dy_dt, t)
 
 
-@eg.function
+@eg.function(autograph=False)
 def relu_or_square(v):
     return eg.cond(eg.reduce_mean(v) > 0.0, lambda: eg.square(v),
                    lambda: eg.maximum(v, 0.0))
+
+
+@eg.function
+def count_halvings(x):
+    halvings = eg.constant(0)
+    while eg.reduce_max(x) > 1.0:
+        halvings += 1
+        x = 0.5 * x
+    return halvings
 
 
 SOLUTIONS = {
@@ -65,6 +74,7 @@ SOLUTIONS = {
     "5.3": {"second_derivative": second_derivative},
     "5.4": {"predicted_traces": [1, 1, 2, 3, 4, 4, 5, 5]},
     "5.5": {"relu_or_square": relu_or_square},
+    "5.6": {"count_halvings": count_halvings},
 }
 
 
@@ -89,7 +99,8 @@ def scaled(fn, factor):
 def test_a_nudged_answer_fails(exercise_id, name):
     answer = SOLUTIONS[exercise_id][name]
     if isinstance(answer, eg.Function):         # nudged inside the trace
-        nudged = {name: eg.function(scaled(answer.python_function, 1.001))}
+        nudged = {name: eg.function(scaled(answer.python_function, 1.001),
+                                    autograph=answer.autograph)}
     else:
         nudged = {name: scaled(answer, 1.001)}
     assert line_of(exercise_id, nudged).startswith(f"✗ {exercise_id}: not right yet")
@@ -330,15 +341,27 @@ def test_5_4_a_tuple_or_an_array_is_read_and_other_forms_are_explained():
 
 
 # ---------------------------------------------------------------------------------- 5.5
-def test_5_5_a_python_if_is_explained():
-    @eg.function
+def test_5_5_a_python_if_is_explained_without_autograph_and_with_it():
     def with_if(v):
         if eg.reduce_mean(v) > 0:
             return v * v
         return eg.nn.relu(v)
 
-    assert line_of("5.5", {"relu_or_square": with_if}).startswith(
-        "✗ 5.5: a Python `if` cannot test a tensor while eg.function traces")
+    assert line_of("5.5", {"relu_or_square": eg.function(with_if, autograph=False)}).startswith(
+        "✗ 5.5: a Python `if` cannot test a tensor while eg.function traces with "
+        "autograph=False")
+    # AutoGraph makes the same cond, but 5.5 asks for it by hand
+    assert line_of("5.5", {"relu_or_square": eg.function(with_if)}).startswith(
+        "✗ 5.5: right values, but AutoGraph wrote the cond for you")
+
+
+def test_5_5_wrong_values_untraced_or_with_autograph_are_not_called_right_values():
+    def swapped(v):
+        return eg.cond(eg.reduce_mean(v) > 0, lambda: eg.nn.relu(v), lambda: v * v)
+
+    for answer in (swapped, eg.function(swapped)):
+        assert line_of("5.5", {"relu_or_square": answer}).startswith(
+            "✗ 5.5: the branches are swapped")
 
 
 def test_5_5_branches_that_are_not_functions_get_edugraphs_message_and_the_line():
@@ -367,3 +390,62 @@ def test_5_5_a_plain_function_with_a_python_if_is_right_but_not_traced():
 
     assert line_of("5.5", {"relu_or_square": eager}).startswith(
         "✗ 5.5: right values, but relu_or_square is not traced")
+
+
+# ---------------------------------------------------------------------------------- 5.6
+def test_5_6_a_nudged_threshold_fails():
+    @eg.function
+    def nudged(x):
+        n = 0
+        while eg.reduce_max(x) > 1.5:
+            x = x / 2
+            n += 1
+        return n
+
+    assert line_of("5.6", {"count_halvings": nudged}).startswith("✗ 5.6: not right yet")
+
+
+def test_5_6_reading_a_value_while_tracing_is_explained():
+    @eg.function
+    def with_numpy(x):
+        n = 0
+        while eg.reduce_max(x).numpy() > 1:
+            x = x / 2
+            n += 1
+        return n
+
+    assert line_of("5.6", {"count_halvings": with_numpy}).startswith(
+        "✗ 5.6: while eg.function traces, a tensor has no value, so .numpy()")
+
+
+def test_5_6_autograph_switched_off_is_explained():
+    def count(x):
+        n = 0
+        while eg.reduce_max(x) > 1:
+            x = x / 2
+            n += 1
+        return n
+
+    assert line_of("5.6", {"count_halvings": eg.function(count, autograph=False)}).startswith(
+        "✗ 5.6: a Python `while` on a tensor needs AutoGraph")
+
+
+def test_5_6_a_hand_written_while_loop_passes_too():
+    @eg.function
+    def by_hand(x):
+        return eg.while_loop(lambda n, x: eg.reduce_max(x) > 1,
+                             lambda n, x: (n + 1, x / 2), [eg.constant(0), x])[0]
+
+    assert line_of("5.6", {"count_halvings": by_hand}).startswith("✓ 5.6: ")
+
+
+def test_5_6_a_count_as_a_python_int_or_float_tensor_is_read_as_a_number():
+    @eg.function
+    def as_float(x):
+        n = eg.constant(0.0)
+        while eg.reduce_max(x) > 1:
+            x = x / 2
+            n += 1.0
+        return n
+
+    assert line_of("5.6", {"count_halvings": as_float}).startswith("✓ 5.6: ")

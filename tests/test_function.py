@@ -161,15 +161,16 @@ def test_passes_can_be_switched_off_and_give_the_same_values():
         eg.function(body, passes=["cse_please"])
 
 
-def test_python_if_on_a_tensor_points_to_cond():
-    @eg.function
+def test_python_if_on_a_tensor_points_to_cond_without_autograph():
     def f(x):
         if eg.reduce_sum(x) > 0:
             return x
         return -x
 
-    with pytest.raises(TypeError, match=r"eg\.cond.*AutoGraph"):
-        f(arr(3))
+    with pytest.raises(TypeError, match=r"eg\.cond.*AutoGraph.*autograph=False"):
+        eg.function(f, autograph=False)(arr(3))
+    x = arr(3)
+    np.testing.assert_allclose(eg.function(f)(x).numpy(), x if x.sum() > 0 else -x)
 
 
 def test_traced_function_calls_inside_another_are_inlined():
@@ -316,6 +317,47 @@ def test_tape_gradient_of_an_unused_variable_is_none_or_zero():
 
     (gw, gu), zero = f(np.float32(5.0))
     assert gw.numpy() == 5.0 and gu is None and zero.numpy() == 0.0
+
+
+def test_a_tape_inside_holds_only_its_block_as_eagerly():
+    """As TF's tape, in a tf.function too: what runs after the block, or before it, is not
+    on the tape, and the traced function gives the eager answers (None for a loss computed
+    after the block; it got a gradient)."""
+    w = eg.Variable(2.0)
+
+    def grads(x):
+        before = w * x                              # not recorded: no path to w through it
+        with eg.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            y = before * x + w * x
+        after = y * 3.0
+        return tape.gradient(after, [x, w]), tape.gradient(y, [x, w])
+
+    x = np.float32(5.0)
+    eager = grads(eg.tensor(x))
+    traced = eg.function(grads)(x)
+    for got in (eager, traced):
+        assert got[0] == [None, None]
+        # dy/dx = before + w, dy/dw = x: `before` is a constant to the tape (else 22, 30)
+        assert [g.item() for g in got[1]] == [12.0, 5.0]
+
+
+def test_fill_takes_a_value_computed_in_the_function():
+    """tf.fill(dims, value) takes a tensor value (its gradient: the sum of the output's);
+    traced, fill crashed in constant folding."""
+    def f(t):
+        with eg.GradientTape() as tape:
+            tape.watch(t)
+            y = eg.reduce_sum(eg.fill((2, 3), t * t))
+        return y, tape.gradient(y, t)
+
+    for run in (f, eg.function(f)):
+        y, dt = run(eg.constant(2.0))
+        assert (y.item(), dt.item()) == (24.0, 24.0)        # 6 t², and 12 t
+    assert eg.function(lambda t: eg.fill([2], t))(eg.constant(3, eg.int32)).dtype == eg.int32
+    assert eg.fill([2], 9).dtype == eg.int32 and eg.fill([2], 9.0).dtype == eg.float32
+    with pytest.raises(ValueError, match="a single number"):
+        eg.fill([2], eg.ones(2))
 
 
 # ----------------------------------------------------------------------------- training

@@ -264,6 +264,29 @@ def test_dropout_is_inverted_and_off_at_inference(device):
     assert (torch_style.eval()(eg.ones((10, 10))).numpy() == 1).all()
 
 
+def test_a_seeded_dropout_draws_a_new_mask_at_each_call():
+    """Keras's Dropout(rate, seed=s) draws a new mask at every call; the seed makes the
+    sequence of masks reproducible. It repeated its first mask, so in fit it dropped the same
+    units at every step."""
+    drop = layers.Dropout(0.5, seed=1)
+    x = eg.ones((4, 10))
+    first, second = (drop(x, training=True).numpy() for _ in range(2))
+    assert not np.array_equal(first, second)
+    eg.random.set_seed(0)
+    np.testing.assert_array_equal(drop(x, training=True).numpy(), first)
+
+
+def test_embedding_starts_from_weights_as_in_keras():
+    """Keras 2's Embedding(..., weights=[table]) (Keras 3 also takes the table alone)."""
+    table = np.arange(6, dtype=np.float32).reshape(3, 2)
+    for weights in ([table], table):
+        lookup = layers.Embedding(3, 2, weights=weights, trainable=False)
+        np.testing.assert_array_equal(lookup(eg.tensor([2, 0])).numpy(), table[[2, 0]])
+        assert lookup.trainable_variables == []
+    with pytest.raises(ValueError, match=r"has shape \(3, 3\), but the array has shape"):
+        layers.Embedding(3, 3, weights=[table])
+
+
 def test_flatten_reshape_add_concatenate():
     x = eg.ones((2, 3, 4))
     assert layers.Flatten()(x).shape == (2, 12)

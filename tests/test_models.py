@@ -112,6 +112,47 @@ def test_subclassed_models_keras_and_pytorch_style():
     assert all(p.grad is not None for p in torch_model.parameters())
 
 
+def test_training_is_handed_down_to_layers_called_without_it():
+    """TF2's Keras and Keras 3 hand the flag of a call down to the layers called inside it
+    without one (Keras's call context): a subclassed model whose call does not pass training
+    on still drops in fit, and not in predict. The flag stopped at the model's call, so such
+    a Dropout never dropped, even in fit."""
+    seen = []
+
+    class Spy(layers.Layer):
+        def call(self, inputs, training=None):
+            seen.append(training)
+            return inputs
+
+    class Block(layers.Layer):              # a layer inside a layer, told nothing
+        def __init__(self):
+            super().__init__()
+            self.spy, self.dropout = Spy(), layers.Dropout(0.5)
+
+        def call(self, inputs):
+            return self.dropout(self.spy(inputs))
+
+    class Net(eg.Model):
+        def __init__(self):
+            super().__init__()
+            self.block, self.out = Block(), layers.Dense(1)
+            self.told = Spy()
+
+        def call(self, x):
+            return self.out(self.block(x)) + self.told(x, training=False)[:, :1]
+
+    net, x = Net(), np.ones((8, 4), np.float32)
+    assert (net.block(eg.tensor(x), training=True).numpy() == 0).any()
+    seen.clear()
+    net.compile("sgd", "mse")
+    net.fit(x, np.ones((8, 1)), epochs=1, verbose=0)
+    assert seen == [True, False]            # the layer told training=False keeps it
+    seen.clear()
+    net.predict(x)
+    np.testing.assert_array_equal(net.block(eg.tensor(x)).numpy(), x)  # no flag: inference
+    assert seen == [False, False, False]
+
+
 def test_summary_matches_keras(capsys):
     model = eg.Sequential()
     model.add(layers.Embedding(1000, 64))

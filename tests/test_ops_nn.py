@@ -151,15 +151,39 @@ def test_softmax_family_is_stable_for_huge_inputs(device, dtype):
 
 
 def test_dropout_is_seeded_and_reproducible(device):
+    """A seeded op draws anew at each eager call, and the sequence restarts with set_seed
+    (TF2: the op's kernel counts its calls; tf.random.set_seed resets the counters). It
+    repeated its first mask at every call, so a seeded Dropout layer dropped the same units at
+    every training step."""
     x = on(device, np.ones((50, 40)))
     a = eg.nn.dropout(x, rate=0.3, seed=7).numpy()
     b = eg.nn.dropout(x, rate=0.3, seed=7).numpy()
-    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, b)
+    eg.random.set_seed(0)
+    np.testing.assert_array_equal(eg.nn.dropout(x, rate=0.3, seed=7).numpy(), a)
+    np.testing.assert_array_equal(eg.nn.dropout(x, rate=0.3, seed=7).numpy(), b)
     eg.random.set_seed(3)
     c = eg.nn.dropout(x, rate=0.3).numpy()
     eg.random.set_seed(3)
     np.testing.assert_array_equal(eg.nn.dropout(x, rate=0.3).numpy(), c)
     assert not np.array_equal(c, eg.nn.dropout(x, rate=0.3).numpy())   # the stream moves on
+
+
+def test_seeded_ops_go_on_eagerly_and_each_node_keeps_its_own_in_a_traced_function():
+    """tf.random.set_seed's documented rules: eagerly, the calls of an op with the same seeds
+    continue one sequence (A1, then A2), restarted by set_seed; in a tf.function each op is a
+    node with a sequence of its own ((A1, A1), then (A2, A2)). Eager calls repeated A1."""
+    first, second = (eg.random.uniform((3,), seed=1).numpy() for _ in range(2))
+    assert not np.array_equal(first, second)
+    eg.random.set_seed(0)
+    np.testing.assert_array_equal(eg.random.uniform((3,), seed=1).numpy(), first)
+
+    @eg.function
+    def two_draws():
+        return eg.random.uniform((3,), seed=1), eg.random.uniform((3,), seed=1)
+    calls = [[t.numpy() for t in two_draws()] for _ in range(2)]
+    np.testing.assert_array_equal(calls[0], [first, first])
+    np.testing.assert_array_equal(calls[1], [second, second])
 
 
 def test_dropout_scales_the_kept_values(device):

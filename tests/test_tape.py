@@ -164,6 +164,32 @@ def test_tape_sees_only_what_it_recorded(device):
     assert tape.gradient is not None and tape.persistent is False
 
 
+def test_tape_holds_only_what_ran_in_its_block(device):
+    """As in TF, a tape records the ops run inside its ``with`` block, no others. It walked
+    every op recorded since it started, so a loss computed after the block got a gradient (TF:
+    None), and a persistent tape differentiated its own gradient computed after the block (TF:
+    None; the outer tape, open around that call, has it)."""
+    x = on(device, 3.0)
+    with eg.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        square = x * x
+    after = square * 2.0
+    assert tape.gradient(after, x) is None
+    assert tape.gradient(square, x).item() == 6.0
+    with eg.GradientTape() as outer:
+        outer.watch(x)
+        with eg.GradientTape(persistent=True) as inner:
+            inner.watch(x)
+            y = x ** 3
+            dy_inside = inner.gradient(y, x)        # recorded by the inner tape itself
+        dy = inner.gradient(y, x)
+    assert inner.gradient(dy, x) is None
+    assert inner.gradient(dy_inside, x).item() == 18.0
+    assert outer.gradient(dy, x).item() == 18.0
+    tape.reset()                                    # after the block: nothing is left
+    assert tape.gradient(square, x) is None
+
+
 def test_stop_recording(device):
     x = on(device, 2.0)
     with eg.GradientTape() as tape:

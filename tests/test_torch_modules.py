@@ -214,6 +214,89 @@ def test_apply_children_named_modules_and_module_list():
     assert repr(eg.nn.ModuleList()) == repr(torch.nn.ModuleList()) == "ModuleList()"
 
 
+def test_a_new_module_starts_in_training_mode_as_in_pytorch():
+    """Every PyTorch module starts in training mode, one derived from nn.Module too, so that
+    F.dropout(x, p, training=self.training) drops from the start. A subclass started with
+    training False (the flag of Keras's layers, which share edugraph's layer class), and
+    dropped nothing until .train()."""
+    def net_class(lib):
+        class Net(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = lib.nn.Linear(4, 4)
+                self.drop = lib.nn.Dropout(0.5)
+
+            def forward(self, x):
+                return lib.nn.functional.dropout(self.drop(self.fc(x)), 0.5,
+                                                 training=self.training)
+        return Net
+    ours, theirs = net_class(eg)(), net_class(torch)()
+    assert ours.training is theirs.training is True
+    assert [m.training for m in ours.modules()] == [m.training for m in theirs.modules()]
+    assert (ours(eg.ones((8, 4))).numpy() == 0).any()
+    ours.drop.eval()                    # one module's own mode: the others keep theirs
+    theirs.drop.eval()
+    assert [m.training for m in ours.modules()] == [m.training for m in theirs.modules()]
+    assert ours.eval().training is theirs.eval().training is False
+    x = eg.ones((8, 4))
+    np.testing.assert_array_equal(ours(x).numpy(), ours(x).numpy())
+    assert not eg.layers.Dense(2).training          # Keras's layers: told per call instead
+    assert not isinstance(eg.layers.Dense(2), nn.Module)
+
+
+def _frozen_pair():
+    """A model of each library with its embedding frozen the PyTorch way."""
+    def build(lib):
+        net = lib.nn.Sequential(lib.nn.Embedding(5, 3), lib.nn.Flatten(), lib.nn.Linear(6, 2),
+                                lib.nn.BatchNorm1d(2))
+        net[0].weight.requires_grad_(False)
+        return net
+    return build(eg), build(torch)
+
+
+def test_frozen_parameters_are_parameters_but_not_trainable():
+    """PyTorch lists a parameter frozen with requires_grad_(False) in parameters(); Keras's
+    trainable_weights and summary() leave it out, as a layer with trainable=False. They
+    listed it as trainable, and summary() counted it so."""
+    ours, theirs = _frozen_pair()
+    assert [(n, tuple(p.shape), p.requires_grad) for n, p in ours.named_parameters()] == \
+        [(n, tuple(p.shape), p.requires_grad) for n, p in theirs.named_parameters()]
+    assert [tuple(v.shape) for v in ours.trainable_variables] == [(2, 6), (2,), (2,), (2,)]
+    lines = []
+    ours(eg.tensor([[0, 1], [2, 3]]))                 # (built by a call, as nn.Sequential is)
+    ours.summary(print_fn=lines.append)
+    assert "Trainable params: 18" in lines[0] and "Non-trainable params: 20" in lines[0]
+    torch_count = sum(p.numel() for p in theirs.parameters() if p.requires_grad)
+    assert torch_count == sum(v.size for v in ours.trainable_variables)
+
+
+def test_requires_grad_on_a_module_and_from_pretrained_as_in_pytorch():
+    """Module.requires_grad_(flag) sets every parameter's flag (not the buffers') and returns
+    the module; nn.Embedding.from_pretrained(table, freeze=True) starts from the table, frozen
+    unless freeze=False. A module's `trainable` attribute is Keras's: PyTorch ignores it, and
+    parameters() lists the same parameters with it (it left them out)."""
+    ours, theirs = _frozen_pair()
+    for lib_net in (ours, theirs):
+        assert lib_net[3].requires_grad_(False) is lib_net[3]
+    assert [p.requires_grad for p in ours.parameters()] == \
+        [p.requires_grad for p in theirs.parameters()] == [False, True, True, False, False]
+    assert not any(b.requires_grad for b in ours[3].variables if not b.trainable)
+    ours.requires_grad_()
+    assert all(p.requires_grad for p in ours.parameters())
+    table = rng.normal(size=(4, 3))
+    for freeze in (True, False):
+        ours_e = nn.Embedding.from_pretrained(eg.tensor(table), freeze=freeze)
+        theirs_e = torch.nn.Embedding.from_pretrained(torch.tensor(table), freeze=freeze)
+        assert ours_e.weight.requires_grad is theirs_e.weight.requires_grad is (not freeze)
+        assert ours_e.weight.dtype == np.float64 and repr(ours_e) == repr(theirs_e)
+        np.testing.assert_array_equal(ours_e(eg.tensor([3, 1])).numpy(),
+                                      theirs_e(torch.tensor([3, 1])).detach().numpy())
+    with pytest.raises(ValueError, match="2-D table"):
+        nn.Embedding.from_pretrained(eg.ones(3))
+    ours[2].trainable = False
+    assert len(ours.parameters()) == 5 and len(ours.trainable_variables) == 3
+
+
 def test_module_errors_say_what_to_do():
     with pytest.raises(eg.errors.ShapeError, match=r"BatchNorm2d 'batch_norm2d\w*' expects 4-D "
                                                    r"input with the channels in dimension 1, "

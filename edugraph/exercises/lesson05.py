@@ -1,10 +1,11 @@
 """Lesson 5's exercises: a training step with backward(); two losses from one persistent tape;
 a second derivative with nested tapes; predicting when eg.function traces; a branch inside a
-traced graph with eg.cond."""
+traced graph with eg.cond written by hand; a Python while loop that AutoGraph turns into a
+graph loop."""
 import numpy as np
 
 import edugraph as eg
-from edugraph.errors import GradientError
+from edugraph.errors import GradientError, NoValueError
 
 from .answers import WrongForm, array, function, number
 from .checking import Exercise, Mistake
@@ -457,18 +458,20 @@ ex5_4 = Exercise(
 COND_INPUTS = ((-0.5, 1.5, 2.0, -1.0), (1.0, -2.0, -0.5, -1.5), (1.5, -0.5, -2.0, 1.0))
 
 
-def _cond_rule(square_if=lambda mean: mean > 0, swapped=False, cut=lambda t: t):
-    """relu_or_square with these rules, traced, for the reference and the mistakes
-    (``cut=eg.stop_gradient``: a square whose gradient sees one factor only)."""
+def _cond_rule(square_if=lambda mean: mean > 0, swapped=False, cut=lambda t: t,
+               autograph=False):
+    """relu_or_square with these rules, traced as the prompt asks (``autograph=False``), for
+    the reference and the mistakes (``cut=eg.stop_gradient``: a square whose gradient sees
+    one factor only)."""
     def relu_or_square(v):
         square, relu = (lambda: v * cut(v)), (lambda: eg.nn.relu(v))
         if swapped:
             square, relu = relu, square
         return eg.cond(square_if(eg.reduce_mean(v)), square, relu)
-    return eg.function(relu_or_square)
+    return eg.function(relu_or_square, autograph=autograph)
 
 
-@eg.function
+@eg.function(autograph=False)
 def _per_element(v):
     return eg.where(v > 0, v * v, eg.nn.relu(v))
 
@@ -487,8 +490,9 @@ def _branch_results(relu_or_square):
                 if "as a Python `bool`" not in str(e):
                     raise
                 raise WrongForm("a Python `if` cannot test a tensor while eg.function "
-                                "traces: it has no value yet. Use eg.cond(pred, true_fn, "
-                                "false_fn), which puts both branches into the graph.") from None
+                                "traces with autograph=False: it has no value yet. Write "
+                                "eg.cond(pred, true_fn, false_fn), which puts both branches "
+                                "into the graph.") from None
             total = eg.reduce_sum(out) if isinstance(out, eg.Tensor) else None
         value = array(_returned(out, call), call)
         if value.shape != (len(values),):
@@ -504,23 +508,30 @@ def _branch_results(relu_or_square):
     return {"outputs": np.array(outputs), "gradients": np.array(gradients)}
 
 
+def _right_branches(got, reference):
+    """Are the values and the gradients right (whatever else is wrong)?"""
+    return np.allclose(got["outputs"], reference["outputs"], rtol=1e-6) and \
+        np.allclose(got["gradients"], reference["gradients"], rtol=1e-6)
+
+
 def _run_cond(answer):
     relu_or_square = answer["relu_or_square"]
     got = _branch_results(relu_or_square)   # first: a stub, not traced, is "not attempted"
-    return {**got, "traced": isinstance(relu_or_square, eg.Function)}
+    traced = isinstance(relu_or_square, eg.Function)
+    return {**got, "traced": traced, "cond by hand": traced and not relu_or_square.autograph}
 
 
 ex5_5 = Exercise(
     "5.5",
     reads={"relu_or_square": function},
     run=_run_cond,
-    reference=lambda: {**_branch_results(_cond_rule()), "traced": True},
+    reference=lambda: {**_branch_results(_cond_rule()), "traced": True, "cond by hand": True},
     passed="relu_or_square squares v when its mean is > 0 and applies relu otherwise, on 3 "
-           "inputs, and the gradient flows through the branch that ran: one traced graph "
-           "holds both branches.",
-    expected="relu_or_square(v) is an @eg.function that returns v * v when "
-             "eg.reduce_mean(v) > 0 and eg.nn.relu(v) otherwise (checked on 3 inputs of "
-             "shape (4,): the values and the gradient of their sum, to 1e-6).",
+           "inputs, and the gradient flows through the branch that ran: your eg.cond put "
+           "both branches into one traced graph.",
+    expected="relu_or_square(v) is an @eg.function(autograph=False) that returns v * v when "
+             "eg.reduce_mean(v) > 0 and eg.nn.relu(v) otherwise, with eg.cond (checked on 3 "
+             "inputs of shape (4,): the values and the gradient of their sum, to 1e-6).",
     mistakes=(
         Mistake("the branches are swapped: eg.cond(pred, true_fn, false_fn) runs true_fn "
                 "when pred holds, and the square is for a positive mean.",
@@ -540,11 +551,111 @@ ex5_5 = Exercise(
                 when=lambda got, reference: np.allclose(got["outputs"], reference["outputs"])
                 and not np.allclose(got["gradients"], reference["gradients"]),
                 example={"relu_or_square": _cond_rule(cut=eg.stop_gradient)}),
-        Mistake("right values, but relu_or_square is not traced: put @eg.function above "
-                "its def, so that eg.cond builds one graph with both branches.",
-                when=lambda got, reference: not got["traced"],
+        Mistake("right values, but relu_or_square is not traced: put "
+                "@eg.function(autograph=False) above its def, so that eg.cond builds one "
+                "graph with both branches.",
+                when=lambda got, reference: _right_branches(got, reference) and
+                not got["traced"],
                 example={"relu_or_square": _cond_rule().python_function}),
+        Mistake("right values, but AutoGraph wrote the cond for you: keep "
+                "@eg.function(autograph=False) as given, and write eg.cond(pred, true_fn, "
+                "false_fn) yourself (5.6 is AutoGraph's turn).",
+                when=lambda got, reference: _right_branches(got, reference) and
+                not got["cond by hand"],
+                example={"relu_or_square": _cond_rule(autograph=True)}),
     ),
 )
 
-EXERCISES = [ex5_1, ex5_2, ex5_3, ex5_4, ex5_5]
+
+# ------------------------------------------------- 5.6: a Python while loop, a graph loop
+# Shape (3,), positive: the largest element needs 0, 2, 2 (exactly 4: a power of two, where
+# `>= 1` halves once more) and 6 halvings; the sums need more than the largest elements.
+HALVING_INPUTS = ((0.5, 0.25, 0.9), (3.0, 1.0, 0.5), (1.0, 4.0, 2.0), (40.0, 0.5, 0.5))
+
+
+def _halving_rule(too_big=lambda v: eg.reduce_max(v) > 1, first_count=0):
+    """count_halvings with these rules, for the reference and the mistakes: a Python while
+    loop on a tensor, which AutoGraph turns into a graph loop."""
+    def count_halvings(x):
+        n = first_count
+        while too_big(x):
+            x = x / 2
+            n += 1
+        return n
+    return eg.function(count_halvings)
+
+
+def _run_halvings(answer):
+    count_halvings = answer["count_halvings"]
+    counts = []
+    for values in HALVING_INPUTS:
+        call = f"count_halvings(eg.tensor({list(values)}))"
+        try:
+            n = count_halvings(eg.tensor(values))
+        except NoValueError:
+            raise WrongForm("while eg.function traces, a tensor has no value, so .numpy() "
+                            "(or float()) cannot read it. Compare tensors: while "
+                            "eg.reduce_max(x) > 1: — AutoGraph makes it a graph loop.") from None
+        except TypeError as e:
+            if "as a Python `bool`" not in str(e):
+                raise
+            raise WrongForm("a Python `while` on a tensor needs AutoGraph: trace with "
+                            "@eg.function (autograph is on unless you switch it off).") from None
+        counts.append(number(_returned(n, call), f"what {call} returns"))
+    traced = isinstance(count_halvings, eg.Function)
+    graph_loop = traced and "While" in [
+        op.type for op in count_halvings.get_concrete_function(
+            eg.tensor(HALVING_INPUTS[0])).graph.get_operations()]
+    return {"counts": np.array(counts), "traced": traced, "graph loop": graph_loop}
+
+
+def _unrolled_halvings(x):
+    """Right counts for inputs below 2**10, from an unrolled Python loop: no graph loop."""
+    n = eg.constant(0)
+    for _ in range(10):
+        n += eg.cast(eg.reduce_max(x) > 1, eg.int32)
+        x = eg.where(eg.reduce_max(x) > 1, x / 2, x)
+    return n
+
+
+ex5_6 = Exercise(
+    "5.6",
+    reads={"count_halvings": function},
+    run=_run_halvings,
+    reference=lambda: _run_halvings({"count_halvings": _halving_rule()}),
+    passed=lambda got: ("count_halvings gives " + ", ".join(str(int(n)) for n in got["counts"])
+                        + " halvings on 4 inputs, from one trace per shape: AutoGraph turned "
+                        "your while into a While node that counts when the graph runs."),
+    expected="count_halvings(x) is an @eg.function with a Python `while` loop that halves x "
+             "while its largest element is > 1 and returns how many halvings it made (checked "
+             "on 4 positive inputs of shape (3,); its graph must hold a While node).",
+    mistakes=(
+        Mistake("one halving too many where the largest element is exactly a power of two: "
+                "the loop goes on while the largest element is > 1; at exactly 1 it stops.",
+                gives=lambda: _run_halvings({"count_halvings": _halving_rule(
+                    too_big=lambda v: eg.reduce_max(v) >= 1)}),
+                example={"count_halvings": _halving_rule(
+                    too_big=lambda v: eg.reduce_max(v) >= 1)}),
+        Mistake("every count is one too many: start the counter at 0 and add 1 per halving.",
+                gives=lambda: _run_halvings({"count_halvings": _halving_rule(first_count=1)}),
+                example={"count_halvings": _halving_rule(first_count=1)}),
+        Mistake("the loop tests the sum: the largest element (eg.reduce_max) must be > 1.",
+                gives=lambda: _run_halvings({"count_halvings": _halving_rule(
+                    too_big=lambda v: eg.reduce_sum(v) > 1)}),
+                example={"count_halvings": _halving_rule(
+                    too_big=lambda v: eg.reduce_sum(v) > 1)}),
+        Mistake("right counts, but count_halvings is not traced: put @eg.function above its "
+                "def, so that AutoGraph converts the while.",
+                when=lambda got, reference: np.array_equal(got["counts"], reference["counts"])
+                and not got["traced"],
+                example={"count_halvings": _halving_rule().python_function}),
+        Mistake("right counts, but the graph has no While node: a Python loop over "
+                "range(...) is unrolled while tracing, and fixes how many steps there can be. "
+                "Write `while <a tensor condition>:` so that the graph loops.",
+                when=lambda got, reference: np.array_equal(got["counts"], reference["counts"])
+                and got["traced"] and not got["graph loop"],
+                example={"count_halvings": eg.function(_unrolled_halvings)}),
+    ),
+)
+
+EXERCISES = [ex5_1, ex5_2, ex5_3, ex5_4, ex5_5, ex5_6]

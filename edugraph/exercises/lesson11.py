@@ -151,12 +151,6 @@ def _frozen_model_results(build):
     call = f"frozen_word_model(table, {CLASSES})"
     try:
         value = build(_TABLE.copy(), CLASSES)
-    except TypeError as error:
-        if "weights" in str(error):
-            raise WrongForm("edugraph's Embedding has no weights= argument (Keras 3's has): "
-                            "load the table with embeddings_initializer="
-                            "eg.initializers.Constant(table).") from None
-        raise
     except ValueError as error:
         if "set_weights: got 1 arrays for 0 variables" in str(error):
             raise WrongForm("set_weights was called before the Embedding had its table: a "
@@ -171,7 +165,7 @@ def _frozen_model_results(build):
     results = {"probabilities": probabilities,
                "table loaded": bool(np.allclose(table.numpy(), _TABLE)),
                "table frozen": all(v is not table for v in trainable),
-               "table needs no gradient": not table.requires_grad,
+               "requires_grad left alone": table.requires_grad,
                "head trains": False, "table unchanged by fit": True}
     head = [v for v in trainable if v is not table]
     if probabilities and head:
@@ -207,7 +201,7 @@ def _frozen_model(table_init="table", table_trainable=False, softmax=True,
 
 
 def _frozen_with_requires_grad(table, num_classes):
-    """PyTorch's spelling in a Keras model: the table still counts as trainable for fit."""
+    """PyTorch's spelling in a Keras model: edugraph honours it, Keras has no such method."""
     model = _frozen_model(table_trainable=True)(table, num_classes)
     model.layers[0].embeddings.requires_grad_(False)
     return model
@@ -215,9 +209,7 @@ def _frozen_with_requires_grad(table, num_classes):
 
 def _right_model_results():
     """What the reference frozen_word_model gives (the keys a right answer must match)."""
-    results = _frozen_model_results(_frozen_model())
-    del results["table needs no gradient"]      # (Keras leaves requires_grad alone: a hint)
-    return results
+    return _frozen_model_results(_frozen_model())
 
 
 ex11_2 = Exercise(
@@ -245,11 +237,10 @@ ex11_2 = Exercise(
                 "that layer), not the whole model or the Dense layer.",
                 when=lambda got, ref: got["table frozen"] and not got["head trains"],
                 example={"frozen_word_model": _frozen_model(model_trainable=False)}),
-        Mistake("the table is frozen with PyTorch's requires_grad_(False), but Keras's fit "
-                "trains model.trainable_weights, which still lists it: give the Embedding "
-                "trainable=False.",
-                when=lambda got, ref: not got["table frozen"]
-                and got.get("table needs no gradient"),
+        Mistake("the table is frozen with PyTorch's requires_grad_(False): edugraph's layers "
+                "honour it, but a Keras variable has no requires_grad_, so the model would "
+                "not run in Keras. Freeze it Keras's way: trainable=False on the Embedding.",
+                when=lambda got, ref: not got["requires_grad left alone"],
                 example={"frozen_word_model": _frozen_with_requires_grad}),
         Mistake("the Dense layer is frozen and the table trains: it is the other way round "
                 "(trainable=False on the Embedding).",
@@ -297,16 +288,7 @@ def _training_results(make_optimizer, steps=3):
     net = WordNet()
     with eg.no_grad():
         net.embedding.weight.copy_(eg.tensor(_TABLE))
-    call = "head_only_optimizer(net, 0.05)"
-    try:
-        optimizer = _optimizer(make_optimizer(net, 0.05), call)
-    except AttributeError as error:
-        if error.name == "requires_grad_" and isinstance(error.obj, nn.Module):
-            # PyTorch's modules have requires_grad_(False): it sets every parameter's flag
-            raise WrongForm("edugraph's modules have no requires_grad_ yet (PyTorch's have): "
-                            "call it on the table itself, "
-                            "net.embedding.weight.requires_grad_(False).") from None
-        raise
+    optimizer = _optimizer(make_optimizer(net, 0.05), "head_only_optimizer(net, 0.05)")
     head_before = net.fc.weight.numpy()
     table_had_gradient = False
     for _ in range(steps):
@@ -342,7 +324,7 @@ def _head_frozen(net, lr):
 
 
 def _keras_flag(net, lr):
-    net.embedding.trainable = False        # a plain attribute for a PyTorch module
+    net.embedding.trainable = False        # Keras's flag: PyTorch's parameters() ignores it
     return eg.optim.Adam(net.parameters(), lr=lr)
 
 
@@ -378,8 +360,9 @@ ex11_3 = Exercise(
     reference=_right_training_results,
     passed="after 3 steps of the PyTorch loop the table has no gradient and has not moved, "
            "and the head has learnt.",
-    expected="head_only_optimizer(net, lr) freezes net.embedding.weight with "
-             "requires_grad_(False) and returns an eg.optim optimizer for the head.",
+    expected="head_only_optimizer(net, lr) freezes the table with requires_grad_(False) "
+             "(on net.embedding.weight, or on the module net.embedding) and returns an "
+             "eg.optim optimizer for the head.",
     mistakes=(
         Mistake("the head is frozen and the table trains: it is the other way round. Call "
                 "requires_grad_(False) on net.embedding.weight, not on net.fc's parameters.",
@@ -389,6 +372,11 @@ ex11_3 = Exercise(
                 "gradients, so the table moved. Freeze it with requires_grad_(False).",
                 when=lambda got, ref: _table_moved(got) and got["eval mode"],
                 example={"head_only_optimizer": _eval_mode}),
+        Mistake("`trainable = False` is Keras's switch; PyTorch ignores it on a module, so "
+                "backward still computed the table's gradient and the optimizer moved the "
+                "table. Use net.embedding.weight.requires_grad_(False).",
+                when=lambda got, ref: not got["no table gradient"] and got["keras flag"],
+                example={"head_only_optimizer": _keras_flag}),
         Mistake("the table moved: backward gave it a gradient and the optimizer used it. "
                 "Freeze it first: net.embedding.weight.requires_grad_(False).",
                 when=lambda got, ref: _table_moved(got),
@@ -397,11 +385,6 @@ ex11_3 = Exercise(
                 "(net.fc.parameters(), or every parameter that requires grad).",
                 when=lambda got, ref: not got["head trained"],
                 example={"head_only_optimizer": _table_params_only}),
-        Mistake("`trainable = False` is Keras's switch; a PyTorch module has none, and "
-                "backward still computes the table's gradient at every step. Use "
-                "net.embedding.weight.requires_grad_(False).",
-                when=lambda got, ref: not got["no table gradient"] and got["keras flag"],
-                example={"head_only_optimizer": _keras_flag}),
         Mistake("the table stays, because the optimizer does not hold it, but backward still "
                 "computes its gradient at every step (and zero_grad, which clears only the "
                 "optimizer's parameters, lets it pile up in .grad). Freeze it: "

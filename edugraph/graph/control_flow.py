@@ -17,9 +17,9 @@ Gradients (``eg.gradients``, ``tape.gradient`` in a traced function): the gradie
 another cond over the branches' gradient graphs (so second derivatives work too); the gradient
 of a while loop runs the body's gradient graph backwards over the recorded steps.
 
-What TF's AutoGraph does and we do not: rewrite a Python ``if``/``while`` on a tensor into these
-calls. In a graph, ``if t:`` raises and says to call ``eg.cond``: the rewrite is the point of
-the lesson, so you write it.
+Inside ``eg.function``, AutoGraph (``edugraph/autograph``) writes these calls for a Python
+``if``/``while``/``for`` on a tensor; in a TF1 graph, or with ``autograph=False``, ``if t:``
+raises and says to call ``eg.cond``.
 """
 import contextlib
 import functools
@@ -124,6 +124,8 @@ def _add_tuples(a, b):
 def _get(tuple_tensor, index, size, shape, dtype, name):
     graph = tuple_tensor.graph
     out = graph.add_operation(TupleGet(index, size), [tuple_tensor], shape, dtype, name)
+    if dtype == object:                 # (a carried TensorArray's list: as its node)
+        out.requires_grad = tuple_tensor.requires_grad
     return out
 
 
@@ -191,6 +193,12 @@ class _ControlFlowOp(Op):
             found += [v for v in branch.written_variables() if all(v is not f for f in found)]
         return found
 
+    @property
+    def side_effect(self):
+        """Has a branch ops that must run though nothing reads them (``eg.print``, assigns)?
+        Then a traced function runs this node on every call, as it runs those ops."""
+        return any(branch.effects for branch in self.branches())
+
     def attributes(self):
         return {b.graph.name: f"<{len(b.graph.get_operations())} ops>" for b in self.branches()}
 
@@ -223,6 +231,7 @@ class CondOp(_ControlFlowOp):
         graph = out.graph
         present = list(grad.present)
         size = len(self.true_branch.outputs)
+        _refuse_list_gradients([self.true_branch.outputs[i] for i in present], "an eg.cond")
         grad_parts = [_get(grad, i, size, self.true_branch.outputs[i].shape,
                            self.true_branch.outputs[i].dtype, "cond_grad_in") for i in present]
         wrt = [k for k, t in enumerate(inputs) if t.requires_grad and t.dtype.kind == "f"]
@@ -241,6 +250,16 @@ class CondOp(_ControlFlowOp):
             x = inputs[wrt[j]]
             result[1 + wrt[j]] = _get(node, position, len(keep), x.shape, x.dtype, "cond_grad")
         return result
+
+
+def _refuse_list_gradients(carried, where):
+    """A gradient arrives at a value the node carries that is a list (an eg.TensorArray's):
+    the branches' gradient graphs handle tensors only, so say so rather than give None."""
+    if any(t.dtype == object for t in carried):
+        raise GradientError(
+            f"Gradients through an eg.TensorArray carried by {where} are left out in edugraph "
+            "(TF computes them). Collect the values in a Python list in an unrolled loop "
+            "(for i in range(n)) and eg.stack them, or take the gradient inside the loop.")
 
 
 def _branch_gradient(branch, present, wrt, inputs):
@@ -471,6 +490,8 @@ class WhileOp(_ControlFlowOp):
         captured = inputs[size:len(inputs) - 1 if self.has_limit else None]
         body = self.body_branch
         floats = [i for i in range(size) if body.inputs[i].dtype.kind == "f"]
+        _refuse_list_gradients([body.inputs[i] for i in grad.present if i < size],
+                               "an eg.while_loop")
         wrt = [k for k, t in enumerate(captured) if t.requires_grad and t.dtype.kind == "f"]
         from .gradients import gradients
         bg = body.graph
@@ -668,7 +689,9 @@ def _graph_loop(graph, cond, body, loop_vars, limit, name, back_prop):
     node = _tuple_node(graph, WhileOp(cond_branch, body_branch, len(flat), limit is not None,
                                       back_prop),
                        inputs, name, range(len(flat)),
-                       back_prop and any(t.dtype.kind == "f" for t in flat))
+                       back_prop and any(t.dtype.kind == "f" or (t.dtype == object and
+                                                                 t.requires_grad)
+                                         for t in flat))   # (a float TensorArray's list)
     _note_writes(graph, node)
     outs = [_get(node, i, len(flat) + 1, t.shape, t.dtype, f"{name}_output")
             for i, t in enumerate(flat)]

@@ -14,7 +14,7 @@ from .. import context, devices
 from ..errors import NoValueError, NotFoundError, ShapeError
 from ..ops.base import Op, _float_dtype_error, number_reference, promote_integers
 from ..ops.shape import Identity
-from ..tensor import Tensor, _numbers_kind, as_dtype, dtype_next_to
+from ..tensor import Tensor, _numbers_kind, as_dtype, dtype_next_to, tf_dtype
 from .shapes import TensorShape, infer
 
 # TF's op type names for our op classes where they differ from the class name
@@ -109,9 +109,11 @@ class SymbolicTensor(Tensor):
         raise TypeError("Using a `eg.Tensor` as a Python `bool` is not allowed in graph "
                         f"execution ({self.name}): it has no value while the graph is built. "
                         "Use eg.cond(pred, true_fn, false_fn) for a tensor-dependent `if` and "
-                        "eg.while_loop(cond, body, loop_vars) for a `while`. (TF's AutoGraph "
-                        "rewrites Python `if`/`while` into these inside tf.function; "
-                        "eg.function does not, so that you see the graph you write.)")
+                        "eg.while_loop(cond, body, loop_vars) for a `while`. (eg.function "
+                        "rewrites `if`/`while`/`for` on tensors into these itself, as TF's "
+                        "AutoGraph does, but only in the function it decorates and not with "
+                        "autograph=False: decorate a function it calls with eg.function too. A "
+                        "TF1 graph has no AutoGraph.)")
 
     def __iter__(self):
         raise TypeError(f"Iterating over the symbolic tensor {self.name} is not allowed in "
@@ -488,14 +490,27 @@ def constant(value, dtype=None, shape=None, name=None, graph=None):
     else:
         array = np.asarray(value)
         if not hasattr(value, "dtype"):         # Python data gets TF's defaults
-            array = array.astype({"f": np.float32, "i": np.int32}.get(array.dtype.kind,
-                                                                     array.dtype))
+            array = array.astype(tf_dtype(array))
     if shape is not None:
         array = _constant_in_shape(array, tuple(shape))
     if graph is None:
         from ..tensor import tensor
         return tensor(array)
     return graph.add_operation(Const(array), (), array.shape, array.dtype, name or "Const")
+
+
+def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
+    """A tensor stays as it is (TF refuses a different ``dtype``); numbers, lists and arrays
+    become a constant, of ``dtype`` if given, else of ``dtype_hint`` for Python data, else of
+    TF's defaults (``tf.convert_to_tensor``)."""
+    if isinstance(value, Tensor):
+        if dtype is not None and as_dtype(dtype) != value.dtype:
+            raise ValueError(f"Tensor conversion requested dtype {as_dtype(dtype)} for a "
+                             f"tensor of dtype {value.dtype}: cast it with eg.cast.")
+        return value
+    if dtype is None and dtype_hint is not None and not hasattr(value, "dtype"):
+        dtype = dtype_hint
+    return constant(value, dtype=dtype, name=name)
 
 
 def _constant_in_shape(array, shape):

@@ -35,8 +35,14 @@ whose backward runs the trace's gradient graph on the values that call read (the
 the captured variables). Second derivatives through such a call are refused with a clear
 error: nest the tapes inside the function.
 
-Limits, on purpose: a function called while another graph is being built is inlined there;
-shapes are exact unless ``input_signature`` says ``None``.
+Before the first trace, AutoGraph rewrites the function's ``if``, ``while`` and ``for``
+statements so that those on tensors become ``eg.cond`` / ``eg.while_loop`` (``autograph/``;
+``autograph=False`` traces the code as written).
+
+Limits, on purpose: a function called while another graph is being built is inlined there.
+Shapes are exact unless ``input_signature`` or a ``TensorSpec`` given to
+``get_concrete_function`` says ``None``, or ``reduce_retracing`` relaxes them; a call then
+runs the most specific trace its tensors fit (TF's subtyping).
 
 ``f.get_concrete_function(*args)`` gives the traced graph for those arguments:
 ``cf.graph`` as written, ``cf.pass_stages`` after each optimisation pass, ``cf.optimized_graph``
@@ -56,7 +62,7 @@ from ..ops.base import Op
 from ..tensor import Tensor, as_dtype
 from ..variable import Variable
 from . import passes as graph_passes
-from .core import Const, Graph, Operation, Placeholder, SymbolicTensor, constant
+from .core import Const, Graph, Operation, Placeholder, SymbolicTensor, constant, upstream_ops
 from .gradients import gradients
 from .ops import Assign, Capture
 from .session import ConfigProto, Plan
@@ -230,16 +236,33 @@ class FuncGraph(Graph):
         with context.building(None):
             value = initial_value() if callable(initial_value) else initial_value
         if isinstance(value, SymbolicTensor):
-            if not isinstance(value.op.eg_op, Const):
+            computed = _computed_from_constants(value)
+            if computed is None:
                 raise ValueError(
                     f"eg.function '{self.name}': a variable's initial value must not depend "
                     f"on the function's tensors ({value.name}). Start it from a constant or an "
                     "initializer and assign the computed value: v.assign(...).")
-            value = value.op.eg_op.value
+            value = computed
         from ..tensor import tensor
         self.variables_made += 1
         with context.building(None):
             return tensor(value, dtype=dtype)
+
+
+def _computed_from_constants(t):
+    """The value of graph tensor ``t`` if it reads no argument, captured tensor or variable
+    (``eg.ones([n, m])`` written in a traced function: TF computes a variable's initial value
+    outside the function, eagerly), else None. (Random ops are left out: they draw when the
+    graph runs.)"""
+    ops = sorted(upstream_ops([t.op]), key=lambda op: op._id)
+    if any(isinstance(op.eg_op, (Placeholder, Capture)) or not graph_passes._is_pure(op)
+           for op in ops):
+        return None
+    values = {}
+    for op in ops:
+        values[op] = op.eg_op.value if isinstance(op.eg_op, Const) else \
+            op.eg_op.forward(np, *[values[i.op] for i in op.inputs])
+    return values[t.op]
 
 
 def _encloses(graph, other):
@@ -384,8 +407,9 @@ def fed_tensors(plan):
 
 # ----------------------------------------------------------------------------- signatures
 class TensorSpec:
-    """The shape and dtype a traced function accepts (``None`` for any size):
-    ``@eg.function(input_signature=[eg.TensorSpec((None, 3), eg.float32)])``."""
+    """The shape and dtype a traced function accepts (``None`` for any size, ``shape=None``
+    for any rank): ``@eg.function(input_signature=[eg.TensorSpec((None, 3), eg.float32)])``,
+    or ``f.get_concrete_function(eg.TensorSpec(shape=[None], dtype=eg.int32))``."""
 
     def __init__(self, shape, dtype="float32", name=None):
         self.shape, self.dtype, self.name = TensorShape(shape), as_dtype(dtype), name
@@ -395,7 +419,13 @@ class TensorSpec:
             self.shape.is_compatible_with(tuple(value.shape))
 
     def __repr__(self):
-        return f"TensorSpec(shape={self.shape}, dtype={self.dtype.name}, name={self.name!r})"
+        return f"TensorSpec(shape={_tf2_shape(self.shape)}, dtype=eg.{self.dtype.name}, " \
+            f"name={self.name!r})"
+
+
+def _tf2_shape(shape):
+    """A static shape as TF2 prints it: ``(None, 3)``, ``<unknown>`` for an unknown rank."""
+    return "<unknown>" if not shape.rank_known else repr(tuple(shape))
 
 
 _PYTHON_VALUES = (int, float, str, bool, bytes, type(None), complex)
@@ -409,7 +439,9 @@ def _signature_key(args, kwargs, leaves, keep):
 
 def _signature(value, leaves, keep):
     """The part of the signature ``value`` gives; its tensor values are appended to
-    ``leaves`` (the arrays to feed), objects known by identity to ``keep``."""
+    ``leaves`` (the arrays to feed), objects known by identity to ``keep``. A tensor's part is
+    (shape, dtype, device), the only 3-tuple in a signature (``_without_shapes`` relies on
+    it); anything else is a pair."""
     cls = value.__class__
     if cls is Tensor:
         leaves.append(value._value)
@@ -435,28 +467,60 @@ def _signature(value, leaves, keep):
         return cls, value
     if isinstance(value, tuple) and hasattr(value, "_fields"):
         return cls, tuple([_signature(v, leaves, keep) for v in value])
+    if cls is TensorSpec:                       # (get_concrete_function(eg.TensorSpec(...)))
+        return tuple(value.shape) if value.shape.rank_known else None, value.dtype, \
+            devices.cpu
     keep.append(value)
     return "object", id(value)
 
 
-def _placeholders(value, name, made, graph):
-    """The traced version of argument ``value``: its tensors become placeholders."""
-    if isinstance(value, (np.ndarray, np.generic)) or (isinstance(value, Tensor) and not
-                                                       isinstance(value, Variable)):
-        t = graph.add_operation(Placeholder(np.dtype(value.dtype), TensorShape(value.shape)),
-                                (), value.shape, value.dtype, name)
+def _without_shapes(key, shapes):
+    """``key`` with every tensor's shape taken out and appended to ``shapes``: the part of a
+    signature that must match exactly (TF's trace types; shapes may match by subtyping)."""
+    if isinstance(key, tuple):
+        if len(key) == 3 and isinstance(key[2], devices.Device):
+            shapes.append(TensorShape(key[0]))
+            return None, key[1], key[2]
+        return tuple([_without_shapes(k, shapes) for k in key])
+    return key
+
+
+def _fits(trace_shapes, shapes):
+    """Do arguments of ``shapes`` fit placeholders of ``trace_shapes``?"""
+    return all(t.is_compatible_with(tuple(s)) if s.rank_known else not t.rank_known
+               for t, s in zip(trace_shapes, shapes))
+
+
+def _common_shapes(a, b):
+    """The most specific shapes that both ``a`` and ``b`` fit: sizes that differ become
+    ``None``, ranks that differ an unknown rank (``reduce_retracing``)."""
+    return [TensorShape([x if x == y else None for x, y in zip(s, t)])
+            if s.rank_known and t.rank_known and len(s) == len(t) else TensorShape(None)
+            for s, t in zip(a, b)]
+
+
+def _placeholders(value, name, made, graph, shapes=None):
+    """The traced version of argument ``value``: its tensors become placeholders, of the
+    shapes ``shapes`` gives in turn when it is given (a relaxed trace)."""
+    if isinstance(value, (np.ndarray, np.generic, TensorSpec)) or (
+            isinstance(value, Tensor) and not isinstance(value, Variable)):
+        shape = TensorShape(value.shape) if shapes is None else next(shapes)
+        t = graph.add_operation(Placeholder(np.dtype(value.dtype), shape),
+                                (), shape, value.dtype, getattr(value, "name", None) or name
+                                if isinstance(value, TensorSpec) else name)
         if isinstance(value, Tensor):           # fed where the argument lives
             t.op._device = t.device = value.device
             t.op.device = f"/device:{value.device.kind.upper()}:{value.device.index}"
         made.append(t)
         return t
     if isinstance(value, dict):
-        return {k: _placeholders(v, f"{name}_{k}", made, graph) for k, v in value.items()}
+        return {k: _placeholders(v, f"{name}_{k}", made, graph, shapes)
+                for k, v in value.items()}
     if isinstance(value, tuple) and hasattr(value, "_fields"):
-        return type(value)(*[_placeholders(v, f"{name}_{i}", made, graph)
+        return type(value)(*[_placeholders(v, f"{name}_{i}", made, graph, shapes)
                              for i, v in enumerate(value)])
     if isinstance(value, (list, tuple)):
-        return type(value)(_placeholders(v, f"{name}_{i}", made, graph)
+        return type(value)(_placeholders(v, f"{name}_{i}", made, graph, shapes)
                            for i, v in enumerate(value))
     return value
 
@@ -480,14 +544,17 @@ def _spec_placeholders(spec, name, made, graph):
 class Function:
     """A Python function traced into graphs, one ``ConcreteFunction`` per input signature."""
 
-    def __init__(self, fn, passes=None, input_signature=None, name=None):
+    def __init__(self, fn, passes=None, input_signature=None, name=None, autograph=True,
+                 reduce_retracing=False):
         functools.update_wrapper(self, fn)
         self.python_function = fn
         self.name = name or getattr(fn, "__name__", "function")
         self.passes = resolve_passes(passes)
         self._passes_named = passes
         self.input_signature = None if input_signature is None else list(input_signature)
+        self.autograph, self.reduce_retracing = autograph, reduce_retracing
         self._concrete = {}                 # signature → ConcreteFunction
+        self._traces = []                   # every ConcreteFunction, in tracing order
         self._tracing_count = 0
         self._methods = weakref.WeakKeyDictionary()
 
@@ -499,13 +566,21 @@ class Function:
         if bound is None:
             bound = self._methods[instance] = Function(
                 self.python_function.__get__(instance, owner), self._passes_named,
-                self.input_signature, self.name)
+                self.input_signature, self.name, self.autograph, self.reduce_retracing)
         return bound
+
+    def _graph_code(self):
+        """The Python function that tracing runs: converted by AutoGraph (``autograph/``,
+        once, on first use) unless ``autograph=False``."""
+        if not self.autograph:
+            return self.python_function
+        from ..autograph import convert
+        return convert(self.python_function)
 
     def __call__(self, *args, **kwargs):
         if context.state.graph is not None:     # inside another traced function or a graph:
             with context.inlined_function():    # inline it, as TF2 does
-                return self.python_function(*args, **kwargs)
+                return self._graph_code()(*args, **kwargs)
         leaves, keep = [], []
         if self.input_signature is None:
             key = _signature_key(args, kwargs, leaves, keep)
@@ -513,8 +588,25 @@ class Function:
             key = self._check_signature(args, kwargs, leaves)
         concrete = self._concrete.get(key)
         if concrete is None:
-            concrete = self._trace(args, kwargs, key, keep)
+            concrete = self._matching(key) or self._trace(args, kwargs, key, keep)
         return concrete._call(args, kwargs, leaves)
+
+    def _matching(self, key):
+        """A trace whose placeholders accept arguments of signature ``key`` though it is not
+        theirs (TF's subtyping: a trace for shape (None,) takes a (5,) tensor; of several, the
+        most specific), remembered for ``key``; None if there is none."""
+        if key == "input_signature":
+            return None
+        shapes = []
+        exact = _without_shapes(key, shapes)
+        fits = [cf for cf in self._traces
+                if cf.without_shapes == exact and _fits(cf.input_shapes, shapes)]
+        if not fits:
+            return None
+        best = min(fits, key=lambda cf: sum(s.rank_known and s.count(None) or 100
+                                            for s in cf.input_shapes))
+        self._concrete[key] = best
+        return best
 
     def _check_signature(self, args, kwargs, leaves):
         if kwargs:
@@ -536,33 +628,58 @@ class Function:
         """Trace into a new ConcreteFunction. A first trace that made variables is followed at
         once by a second, as in TF, which must make none: a function whose code makes a
         variable on every run would, traced, return the same one on every call (that trace
-        is thrown away and not counted)."""
+        is thrown away and not counted).
+
+        With ``reduce_retracing``, a call that differs from an earlier trace only in its
+        tensors' shapes is traced with the shapes both fit (sizes that differ become None),
+        so that later such calls reuse it."""
+        shapes, exact = None, None
+        if key != "input_signature":
+            given = []
+            exact = _without_shapes(key, given)
+            earlier = [cf for cf in self._traces if cf.without_shapes == exact]
+            if self.reduce_retracing and earlier:
+                shapes = _common_shapes(earlier[-1].input_shapes, given)
         graph = FuncGraph(self.name, allow_variables=self._tracing_count == 0)
-        inputs, result = self._run_python(graph, args, kwargs)
+        inputs, result, call = self._run_python(graph, args, kwargs, shapes)
         if graph.variables_made:
-            self._run_python(FuncGraph(self.name, checks_variables_made_once=True), args, kwargs)
+            self._run_python(FuncGraph(self.name, checks_variables_made_once=True), args, kwargs,
+                             shapes)
         self._tracing_count += 1
         concrete = ConcreteFunction(graph, inputs, result, self.passes, self.name, keep)
+        concrete.without_shapes, concrete.call_arguments = exact, call
+        concrete.input_shapes = [t.shape for t in inputs]
         self._concrete[key] = concrete
+        self._traces.append(concrete)
         return concrete
 
-    def _run_python(self, graph, args, kwargs):
-        """Run the Python function into ``graph`` on placeholders for the arguments' tensors;
-        returns (the placeholders, what it returned)."""
+    def _run_python(self, graph, args, kwargs, shapes=None):
+        """Run the Python function into ``graph`` on placeholders for the arguments' tensors
+        (of ``shapes``, if given); returns (the placeholders, what it returned, the traced
+        arguments bound to the parameters' names)."""
         inputs = []
         names = _argument_names(self.python_function, args, kwargs)
+        shapes = None if shapes is None else iter(shapes)
         with context.building(graph), _device_of(args, kwargs):
             if self.input_signature is not None:
                 targs = tuple(_spec_placeholders(s, n, inputs, graph)
                               for s, n in zip(self.input_signature, names))
                 tkwargs = {}
             else:
-                targs = tuple(_placeholders(a, n, inputs, graph) for a, n in zip(args, names))
-                tkwargs = {k: _placeholders(v, k, inputs, graph) for k, v in kwargs.items()}
-            return inputs, self.python_function(*targs, **tkwargs)
+                targs = tuple(_placeholders(a, n, inputs, graph, shapes)
+                              for a, n in zip(args, names))
+                tkwargs = {k: _placeholders(v, k, inputs, graph, shapes)
+                           for k, v in kwargs.items()}
+            result = self._graph_code()(*targs, **tkwargs)
+        if self.autograph:
+            from ..autograph.operators import check_defined
+            check_defined(result)
+        return inputs, result, _bound_arguments(self.python_function, targs, tkwargs)
 
     def get_concrete_function(self, *args, **kwargs):
-        """The ``ConcreteFunction`` for these arguments (traced now if it is new)."""
+        """The ``ConcreteFunction`` for these arguments (traced now if it is new). A
+        ``eg.TensorSpec`` stands for any tensor it describes: ``f.get_concrete_function(
+        eg.TensorSpec(shape=[None], dtype=eg.float32))``."""
         if context.state.graph is not None:
             raise RuntimeError("get_concrete_function() is called eagerly, not while "
                                "building a graph.")
@@ -573,7 +690,8 @@ class Function:
             key = "input_signature"
             if key not in self._concrete:
                 args = tuple(_zeros_for(s) for s in self.input_signature)
-        return self._concrete.get(key) or self._trace(args, kwargs, key, keep)
+        return self._concrete.get(key) or self._matching(key) or \
+            self._trace(args, kwargs, key, keep)
 
     def experimental_get_tracing_count(self):
         """How many times the Python function was traced (TF's name)."""
@@ -581,10 +699,26 @@ class Function:
 
     @property
     def concrete_functions(self):
-        return list(self._concrete.values())
+        return list(self._traces)
+
+    def pretty_printed_concrete_signatures(self, verbose=True):
+        """Each trace's arguments, result and captured tensors, as TF prints them."""
+        return "\n\n".join(cf.pretty_printed_signature() for cf in self._traces)
 
     def __repr__(self):
         return f"<eg.function '{self.name}': {self._tracing_count} trace(s)>"
+
+
+def _bound_arguments(fn, args, kwargs):
+    """{parameter name: (kind, traced value)} for a call of ``fn``."""
+    try:
+        signature = inspect.signature(fn)
+        bound = signature.bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        return {f"arg{i}": ("POSITIONAL_ONLY", a) for i, a in enumerate(args)} | \
+            {k: ("KEYWORD_ONLY", v) for k, v in kwargs.items()}
+    return {name: (signature.parameters[name].kind.name, value)
+            for name, value in bound.arguments.items()}
 
 
 def _flatten_specs(specs):
@@ -676,12 +810,25 @@ class ConcreteFunction:
         self._resolved_passes = passes
         self._recording_plan = self._replay_plan = None
         self._gradient_plans = {}
+        # what the tracing call was (set by Function._trace): its signature without the
+        # tensors' shapes, the placeholders' shapes, and {parameter: (kind, traced value)}
+        self.without_shapes, self.call_arguments = None, {}
+        self.input_shapes = [t.shape for t in self.inputs]
 
     @property
     def captures(self):
         return self.graph.captures
 
     def __call__(self, *args, **kwargs):
+        for name in [k for k in kwargs if k in self.call_arguments]:
+            _, traced = self.call_arguments[name]
+            if not _is_traced_tensor(traced):
+                given = kwargs.pop(name)
+                if not (type(given) is type(traced) and given == traced):
+                    raise TypeError(f"{self.name} was traced with {name}={traced!r}, which is "
+                                    f"part of its graph; it cannot take {name}={given!r}. "
+                                    "Call the eg.function itself (it traces again), or get "
+                                    "the concrete function for that value.")
         leaves, keep = [], []
         _signature((args, kwargs) if kwargs else args, leaves, keep)
         if len(leaves) != len(self.inputs):
@@ -791,6 +938,17 @@ class ConcreteFunction:
         return [Tensor(next(values), tensor.device) if has else None
                 for has, (_, tensor) in zip(present, sources)]
 
+    def pretty_printed_signature(self, verbose=True):
+        """The arguments, result and captured tensors of this trace, in TF's layout."""
+        lines = ["Input Parameters:"]
+        lines += [f"  {name} ({kind}): {_trace_type(value)}"
+                  for name, (kind, value) in self.call_arguments.items()]
+        lines += ["Output Type:", f"  {_trace_type(self.structured_outputs)}", "Captures:"]
+        lines += [f"  {tensor.name or node.name}: "
+                  f"{TensorSpec(tensor.shape, tensor.dtype)}"
+                  for tensor, node in self.captures] or ["  None"]
+        return "\n".join(lines)
+
     def op_counts(self):
         """[(stage name, number of ops)] for each stage of ``pass_stages``."""
         return [(name, len(g.get_operations())) for name, g, _ in self.pass_stages]
@@ -810,6 +968,29 @@ class ConcreteFunction:
         counts = self.op_counts()
         return (f"<ConcreteFunction '{self.name}' inputs={[t.name for t in self.inputs]} "
                 f"ops: {counts[0][1]} traced → {counts[-1][1]} optimized>")
+
+
+def _is_traced_tensor(value):
+    return any(isinstance(leaf, (SymbolicTensor, Variable)) for leaf in nest.flatten(value))
+
+
+def _trace_type(value):
+    """How TF's signatures print an argument or result: a tensor as its TensorSpec, a Python
+    value as ``Literal[...]``, containers by their parts."""
+    if isinstance(value, SymbolicTensor):
+        return repr(TensorSpec(value.shape, value.dtype))
+    if isinstance(value, Variable):
+        return f"Variable '{value.name}': {TensorSpec(value.shape, value.dtype)}"
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return f"{type(value).__name__}[{', '.join(_trace_type(v) for v in value)}]"
+    if isinstance(value, (list, tuple)):
+        kind = "List" if isinstance(value, list) else "Tuple"
+        return f"{kind}[{', '.join(_trace_type(v) for v in value)}]"
+    if isinstance(value, dict):
+        return "Dict[" + ", ".join(f"[{k!r}, {_trace_type(v)}]" for k, v in value.items()) + "]"
+    if value is None or isinstance(value, _PYTHON_VALUES):
+        return f"Literal[{value!r}]"
+    return f"{type(value).__name__} object (by identity)"
 
 
 def _requires_grad(values):
@@ -888,28 +1069,45 @@ def _rebuilder(structure, outputs):
     return build
 
 
-def function(fn=None, *, passes=None, input_signature=None, name=None):
+def function(fn=None, *, passes=None, input_signature=None, name=None, autograph=True,
+             reduce_retracing=False, experimental_relax_shapes=None, jit_compile=None):
     """Trace ``fn`` into a graph on its first call with each new signature (TF2's
     ``tf.function``). ``passes``: the names of the optimisation passes to run (default all of
     ``prune``, ``fold_constants``, ``eliminate_common_subexpressions``, ``update_in_place``,
     ``fuse_elementwise``; ``[]`` runs the graph as traced).
 
+    ``autograph``: rewrite ``if``/``while``/``for`` on tensors into ``eg.cond`` /
+    ``eg.while_loop`` first (``edugraph/autograph``); False traces the code as written.
+    ``reduce_retracing`` (TF1.x's ``experimental_relax_shapes``): a call whose tensors differ
+    from a trace's only in their sizes is traced once more for any size (None), not once per
+    size. ``jit_compile`` is accepted: edugraph has no XLA, the graph runs as it does without.
+
     >>> @eg.function
     ... def f(x, y):
     ...     return eg.reduce_sum(x * y)
     """
+    relax = bool(reduce_retracing or experimental_relax_shapes)
     if fn is None:
-        return lambda f: Function(f, passes, input_signature, name)
-    return Function(fn, passes, input_signature, name)
+        return lambda f: Function(f, passes, input_signature, name, autograph, relax)
+    return Function(fn, passes, input_signature, name, autograph, relax)
 
 
-def tape_gradient(target, sources, output_gradients=None, unconnected_gradients="none"):
+def tape_gradient(target, sources, output_gradients=None, unconnected_gradients="none",
+                  tape_ops=None):
     """``tape.gradient`` inside a traced function: gradient nodes in its graph
     (``eg.gradients``). A source may be a graph tensor or an eager Variable the function
-    reads (its gradient sums over every read of it)."""
+    reads (its gradient sums over every read of it). ``tape_ops``: (graph, first, end), the
+    ops the tape's block made; the gradient goes through those only, as TF's tape records
+    only them (an op made before or after the block passes no gradient on)."""
     from .gradients import gradients
     targets = target if isinstance(target, (list, tuple)) else [target]
     graph = next(t.graph for t in targets if isinstance(t, SymbolicTensor))
+    stops = ()
+    if tape_ops is not None and tape_ops[0] is graph:
+        _, first, end = tape_ops                    # (end None: the block is still open)
+        operations = graph.get_operations()
+        outside = operations[:first] + (operations[end:] if end is not None else [])
+        stops = [t for op in outside for t in op.outputs]
     flat, rebuild = flatten_sources(sources)
     xs, owners = [], []
     for i, s in enumerate(flat):
@@ -928,7 +1126,7 @@ def tape_gradient(target, sources, output_gradients=None, unconnected_gradients=
     ys = [graph.as_tensor(t) if not isinstance(t, SymbolicTensor) else t for t in targets]
     result = [None] * len(flat)
     with context.building(graph):
-        grads = gradients(ys, xs, grad_ys=grad_ys) if xs else []
+        grads = gradients(ys, xs, grad_ys=grad_ys, stop_gradients=stops) if xs else []
         for i, g in zip(owners, grads):
             if g is not None:
                 result[i] = g if result[i] is None else result[i] + g

@@ -191,18 +191,20 @@ def _op_in_session(session, node):
     eg.random.set_seed gave: then the node's name picks its stream) restarts its sequence in
     each new Session, as in TF1, so two sessions draw the same initial weights; the plans of
     one session share the stream (their graphs are copies that keep each node's op and name).
-    Sub-graphs, such as a while loop's body, keep the op's own stream."""
+    Sub-graphs, such as a while loop's body, and traced functions keep the node's own stream,
+    which goes on from run to run (not the stream eager ops of its seed share)."""
     op = node.eg_op
-    copies = getattr(session, "_random_ops", None)
-    if not isinstance(op, RandomOp) or copies is None:
+    if not isinstance(op, RandomOp):
         return op
+    copies = getattr(session, "_random_ops", None)
+    if copies is None:
+        return op.as_node()
     if op.seed is None and random_ops.global_seed() is None:
         return op                                   # unseeded: the global stream
     mine = copies.get(op)
     if mine is None:
-        mine = copies[op] = copy.copy(op)
+        mine = copies[op] = copy.copy(op).as_node(restart=True)
         mine.seed = op.seed if op.seed is not None else zlib.crc32(node.name.encode())
-        mine._own = None                            # a fresh generator on the first draw
     return mine
 
 
@@ -312,6 +314,9 @@ class Plan:
                 results.append(None)
                 continue
             value = values[i] if device.kind == "cpu" else device.get(values[i])
+            if isinstance(value, tuple):        # (a TensorArray's list, which nothing writes)
+                results.append(value)
+                continue
             if value is values[i] and (copy or not value.flags.owndata):
                 # A variable's storage, a constant the plan keeps, or a view that may be of
                 # one (w[0], w.T) must not leak out: a later assign, or the caller writing into

@@ -1,8 +1,9 @@
 """Keras-style layers (``eg.layers.Dense(10, activation="relu")``) and TF1's functional forms
 (``eg.layers.dense(inputs, units, activation, kernel_initializer)``).
 
-Every layer is an ``eg.nn.Module`` (``Layer`` here, as Keras calls it); PyTorch-style names in
-``eg.nn`` (``Linear``, ``Dropout``...) are thin aliases of these classes, not copies.
+Every layer is edugraph's one layer class (``Layer`` here, as Keras calls it; ``eg.nn.Module``
+is the same class in PyTorch's training mode); PyTorch-style names in ``eg.nn`` (``Dropout``,
+``Flatten``...) are thin subclasses of these classes, not copies.
 """
 from . import activations
 from .conv import AveragePooling2D, Conv2D, GlobalAveragePooling2D, MaxPooling2D

@@ -8,16 +8,21 @@ from ..errors import ShapeError
 class Embedding(Module):
     r"""Row ``i`` of a (input_dim, output_dim) table for each id ``i``; input_dim·output_dim
     parameters. The gradient of a lookup is *scattered* back into only the rows that were used
-    (ids used twice get both contributions)."""
+    (ids used twice get both contributions). ``weights=[table]`` (Keras 2; Keras 3 also takes
+    the table alone) starts it from a table, as ``set_weights`` on the built layer would."""
 
     def __init__(self, input_dim, output_dim, embeddings_initializer="uniform",
-                 embeddings_regularizer=None, input_length=None, **kwargs):
+                 embeddings_regularizer=None, input_length=None, weights=None, **kwargs):
         super().__init__(**kwargs)
         self.input_dim, self.output_dim = input_dim, output_dim
         self.embeddings_initializer = embeddings_initializer
         self.embeddings_regularizer = embeddings_regularizer
         if self.batch_input_shape is None:          # (batch, sequence length): Keras's default
             self.batch_input_shape = (None, input_length)
+        if weights is not None:
+            self.build_for(self.batch_input_shape)
+            self.set_weights(weights if isinstance(weights, list) and len(weights) == 1
+                             else [weights])
 
     def build(self, input_shape):
         self.add_weight("embeddings", (self.input_dim, self.output_dim),

@@ -114,7 +114,8 @@ class Model(Module):
         super().summary(print_fn)
 
     # ------------------------------------------------------------------ Keras training API
-    def compile(self, optimizer="rmsprop", loss=None, metrics=None, loss_weights=None):
+    def compile(self, optimizer="rmsprop", loss=None, metrics=None, loss_weights=None,
+                run_eagerly=None):      # (Keras's run_eagerly: fit runs eagerly either way)
         """Choose the optimizer (name or ``eg.train`` optimizer), loss(es) and metrics."""
         self.optimizer = optimizers.get(optimizer)
         self.loss = loss

@@ -2,7 +2,8 @@
 
 * functions as in ``tf.nn``: ``relu``, ``softmax``, ``conv2d``, ``max_pool2d``, ``moments``,
   ``batch_normalization``, ``sparse_softmax_cross_entropy_with_logits``...;
-* ``Module``, the base class of every layer and model (see ``module.py``);
+* ``Module``, PyTorch's base class: edugraph's one layer class (``module.py``), in PyTorch's
+  training mode from the start;
 * PyTorch's modules, with PyTorch's parameters, so that a state dict has PyTorch's names and
   shapes: ``Linear`` (``weight`` (out, in)), ``Conv2d`` (``weight`` (out, in, kH, kW)) and
   their ``Lazy`` forms, which compute with ``functional`` as PyTorch's do; ``BatchNorm1d`` /
@@ -22,6 +23,8 @@ import math
 import numbers
 from collections.abc import Mapping
 
+import numpy as np
+
 from ..ops.activation import (  # noqa: F401
     elu, leaky_relu, log_softmax, relu, sigmoid, softmax, softplus, tanh)
 from ..ops.activation import tf_dropout as dropout  # noqa: F401  (keep_prob in TF1 graphs)
@@ -33,7 +36,8 @@ from ..ops.base import accepting_tf1_keywords as _accepting_tf1_keywords
 from ..ops.reduce import logsumexp, moments  # noqa: F401
 from .bias import bias_add  # noqa: F401  (tf.nn.bias_add)
 from ..ops.shape import gather
-from .module import KerasTensor, Module, fan_in_shape  # noqa: F401
+from . import module as _module
+from .module import KerasTensor, fan_in_shape  # noqa: F401
 from . import functional, init  # noqa: F401
 from .. import layers as _layers
 from ..layers.conv import windows_grid
@@ -54,16 +58,28 @@ moments = _accepting_tf1_keywords(moments)      # TF1 spells keepdims keep_dims
 
 class Parameter(Variable):
     """``nn.Parameter(eg.randn(3, 4))``: a tensor a module learns (a Variable: a leaf that
-    requires grad). Assigned to a module's attribute, it is found by ``parameters()``."""
+    requires grad). Assigned to a module's attribute, it is found by ``parameters()``, also
+    when made with ``requires_grad=False`` (a frozen parameter, as in PyTorch)."""
 
     __slots__ = ()
 
     def __init__(self, data=None, requires_grad=True):
         check_flag(requires_grad, "requires_grad", "nn.Parameter()")
-        super().__init__(zeros(0) if data is None else data, trainable=requires_grad)
+        super().__init__(zeros(0) if data is None else data)
+        self.requires_grad = self.requires_grad and requires_grad
 
     def __repr__(self):
         return "Parameter containing:\n" + Tensor.__repr__(self)
+
+
+class Module(_module.Module):
+    """PyTorch's ``nn.Module``: subclass it, assign the layers in ``__init__`` and write
+    ``forward``. It is edugraph's one layer class (``module.py``), which Keras's layers share,
+    with PyTorch's mode: a new module starts in training mode (``training`` is True), as in
+    PyTorch, until ``eval()``. Keras's layers have no mode of their own; they are told
+    ``training=`` per call. Every module in ``eg.nn`` derives from this one."""
+
+    training = True
 
 
 def _parameter(module, name, shape, initializer):
@@ -89,8 +105,6 @@ class Linear(Module):
     r"""``nn.Linear(in_features, out_features, bias=True)``: $y = x W^\top + b$, with
     PyTorch's ``weight`` of shape (out_features, in_features) (a Keras Dense kernel is its
     transpose). ``nn.LazyLinear(out_features)`` finds ``in_features`` on the first call."""
-
-    training = True
 
     def __init__(self, in_features, out_features, bias=True, **kwargs):
         super().__init__(**kwargs)
@@ -159,8 +173,6 @@ class Conv2d(Module):
     ``padding``: zeros on each side, or "valid" / "same". ``nn.LazyConv2d(out_channels,
     kernel_size...)`` finds ``in_channels`` on the first call."""
 
-    training = True
-
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, bias=True,
                  **kwargs):
         super().__init__(**kwargs)
@@ -207,11 +219,9 @@ class LazyConv2d(_Lazy, Conv2d):
         super().__init__(None, out_channels, kernel_size, stride, padding, bias, **kwargs)
 
 
-class _ChannelsFirstPooling:
+class _ChannelsFirstPooling(Module):
     """PyTorch's pooling modules: a Keras pooling layer, built for NHWC images, on NCHW ones
     (shapes and tensors are transposed on the way in and back on the way out)."""
-
-    training = True
 
     def compute_output_shape(self, input_shape):
         n, h, w, c = super().compute_output_shape(_nhwc(input_shape, self))
@@ -254,8 +264,6 @@ class AdaptiveAvgPool2d(Module):
     """``nn.AdaptiveAvgPool2d((1, 1))``: NCHW images of any size averaged onto an
     ``output_size`` grid (``functional.adaptive_avg_pool2d``)."""
 
-    training = True
-
     def __init__(self, output_size, **kwargs):
         super().__init__(**kwargs)
         self.output_size = output_size
@@ -273,10 +281,8 @@ class AdaptiveAvgPool2d(Module):
         return f"output_size={self.output_size}"
 
 
-class Dropout(_layers.Dropout):
+class Dropout(Module, _layers.Dropout):
     """``nn.Dropout(p=0.5)``: active until ``eval()``."""
-
-    training = True
 
     def __init__(self, p=0.5, inplace=False, **kwargs):
         super().__init__(p, **kwargs)
@@ -294,7 +300,6 @@ class _BatchNorm(Module):
     \cdot \text{batch}$ (``momentum=None``: the plain average of all batches so far). Keras's
     ``BatchNormalization`` is the same maths with its own names and conventions."""
 
-    training = True
     dims = None                     # the input's number of dimensions (with the batch's)
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
@@ -392,8 +397,6 @@ class LayerNorm(Module):
     PyTorch's ``weight`` (ones) and ``bias`` (zeros) shaped ``normalized_shape``. (Keras's
     ``LayerNormalization`` normalises the last axis, with ``gamma`` and ``beta``.)"""
 
-    training = True
-
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True,
                  **kwargs):
         super().__init__(**kwargs)
@@ -429,16 +432,26 @@ class Embedding(Module):
     gradient is scattered back into the rows that were used. (Keras's ``Embedding`` keeps its
     table as ``embeddings``, initialised uniform in ±0.05.)"""
 
-    training = True
-
-    def __init__(self, num_embeddings, embedding_dim, **kwargs):
+    def __init__(self, num_embeddings, embedding_dim, _weight=None, _freeze=False, **kwargs):
         super().__init__(**kwargs)
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        # PyTorch's _weight: a table to start from (from_pretrained's), drawing nothing
+        start = _initializers.RandomNormal(0.0, 1.0) if _weight is None else \
+            _initializers.Constant(_weight)
+        _parameter(self, "weight", (num_embeddings, embedding_dim), start)
+        self.weight.requires_grad_(not _freeze)
         self.build_for((None, None))
 
-    def build(self, input_shape):
-        _parameter(self, "weight", (self.num_embeddings, self.embedding_dim),
-                   _initializers.RandomNormal(0.0, 1.0))
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze=True):
+        """PyTorch's ``nn.Embedding.from_pretrained(table, freeze=True)``: an Embedding whose
+        weight starts as ``table`` (num_embeddings, embedding_dim), in its dtype, frozen
+        (``requires_grad`` False) unless ``freeze=False``."""
+        table = embeddings.numpy() if isinstance(embeddings, Tensor) else np.asarray(embeddings)
+        if table.ndim != 2:
+            raise ValueError(f"nn.Embedding.from_pretrained: embeddings must be a 2-D table "
+                             f"(one row per id), got shape {table.shape}.")
+        return cls(*table.shape, _weight=table, _freeze=freeze, dtype=table.dtype)
 
     def forward(self, input):
         if input.dtype.kind not in "iu":    # (Keras's Embedding casts floats, truncating 1.7)
@@ -453,11 +466,10 @@ class Embedding(Module):
         return f"{self.num_embeddings}, {self.embedding_dim}"
 
 
-class _Activation(_layers.Activation):
+class _Activation(Module, _layers.Activation):
     """PyTorch's activation modules (``nn.Sigmoid()``...): Keras's ``Activation`` layer with
     the function fixed and its settings printed as PyTorch prints them."""
 
-    training = True
     function = None
 
     def __init__(self, inplace=False, **settings):
@@ -531,10 +543,8 @@ def _softmax_dim(dim, where):
     return dim
 
 
-class Flatten(_layers.Flatten):
+class Flatten(Module, _layers.Flatten):
     """``nn.Flatten(start_dim=1, end_dim=-1)``: (batch, a, b, ...) → (batch, a·b·...)."""
-
-    training = True
 
     def __init__(self, start_dim=1, end_dim=-1, **kwargs):
         super().__init__(**kwargs)
@@ -544,13 +554,12 @@ class Flatten(_layers.Flatten):
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
 
 
-class Sequential(_sequential.Sequential):
+class Sequential(Module, _sequential.Sequential):
     """``nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))``: each module feeds the
     next; or ``nn.Sequential(OrderedDict(fc1=..., act=...))``, whose names become paths
     (``fc1.kernel``) and attributes (``model.fc1``). Keras's Sequential, with PyTorch's habits:
     it starts in training mode, ``model[0]`` is a module and ``model[1:]`` a Sequential."""
 
-    training = True
     shares_layers = True            # nn.Sequential(shared, nn.ReLU(), shared): tied weights
 
     def __init__(self, *modules):
@@ -590,6 +599,13 @@ class Sequential(_sequential.Sequential):
         self.add(module)
         return self
 
+    def call(self, input):
+        """Each module on the output of the one before, in its own mode, as PyTorch's
+        Sequential runs them (Keras's hands its ``training`` flag to every layer)."""
+        for module in self._stack:
+            input = module(input)
+        return input
+
     def __getitem__(self, index):
         if isinstance(index, slice):
             return Sequential(dict(list(self._modules.items())[index]))
@@ -600,8 +616,6 @@ class ModuleList(Module):
     """``nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])``: a list of modules whose
     parameters the owner finds (a plain Python list of modules works too; this one also
     indexes, slices, appends and prints as PyTorch's). It has no ``forward``: loop over it."""
-
-    training = True
 
     def __init__(self, modules=()):
         super().__init__()
@@ -639,8 +653,6 @@ class ModuleList(Module):
 
 class _Loss(Module):
     """A loss as a module (PyTorch's ``nn.MSELoss()``...): ``loss_fn(pred, target)``."""
-
-    training = True
 
     def __init__(self, reduction="mean"):
         super().__init__()

@@ -10,11 +10,19 @@ owns variables and computes outputs from inputs with ops — and differ only in 
   ``layer.build(input_shape)`` by hand builds it once, as in Keras (the first call then uses
   those weights);
 * the computation is ``call(inputs, training=...)`` (Keras) or ``forward(x)`` (PyTorch);
-* ``training`` says whether dropout drops and batch norm uses batch statistics. Passed
-  explicitly it wins (Keras's ``model(x, training=True)``); otherwise the module's own flag is
-  used, which ``train()`` / ``eval()`` set on the whole tree (PyTorch). Keras layers start in
-  inference mode, PyTorch-style ones (``eg.nn.Dropout``...) in training mode, as in the two
-  libraries; ``fit`` passes ``training=True`` explicitly.
+* ``training`` says whether dropout drops and batch norm uses batch statistics, and here the
+  two libraries differ. A Keras layer has no mode: it is told per call. Passed explicitly,
+  ``model(x, training=True)`` (``fit`` does), the flag also holds for every layer called inside
+  that call without one, as Keras's call context hands it down; with no flag anywhere a layer
+  runs in inference mode. A PyTorch module has a mode, its attribute ``training``, which
+  ``train()`` / ``eval()`` set on the whole tree and which starts True (``eg.nn.Module``, in
+  ``nn/__init__.py``). So a call uses the flag passed to it, else the one handed down, else
+  the module's own ``training`` (always False for Keras's layers, unless ``train()`` is called
+  on them);
+* freezing, too, is spelt twice: Keras sets ``layer.trainable = False``, PyTorch
+  ``requires_grad_(False)`` on parameters (or on a module: all of its parameters).
+  ``trainable_variables`` (what Keras's optimizers and ``summary`` count as trainable) leaves
+  out both; ``parameters()`` is PyTorch's, and lists every parameter, frozen or not.
 
 Layers compute with edugraph ops only, so the same layer runs eagerly, inside a Session graph
 and in traced functions, on every device, and its gradients come from the ops.
@@ -31,8 +39,10 @@ from collections import OrderedDict, defaultdict, namedtuple
 import numpy as np
 
 from .. import context, initializers
+from ..context import state
 from ..graph.core import name_scope
-from ..tensor import Tensor, as_dtype, device_or_dtype, float32, float64, tensor
+from ..tensor import (Tensor, as_dtype, check_flag, device_or_dtype, float32, float64,
+                      tensor)
 from ..variable import Variable
 
 __all__ = ["Module", "KerasTensor"]
@@ -120,7 +130,7 @@ def _shape_of(x):
 class Module:
     """Base of layers and models: tracks variables and sub-modules, builds on first call."""
 
-    training = False            # Keras layers default to inference; see the module docstring
+    training = False            # Keras's layers run in inference mode unless told; see above
 
     def __init_subclass__(cls, **kwargs):
         """A subclass's ``build`` marks the layer built when it returns, as Keras's ``build``
@@ -253,9 +263,12 @@ class Module:
 
     @property
     def trainable_variables(self):
-        """The variables an optimizer updates (frozen modules and statistics excluded)."""
+        """The variables an optimizer updates: not statistics (variables made with
+        ``trainable=False``), nor those of a module set ``trainable = False`` (Keras's
+        freezing), nor parameters frozen with ``requires_grad_(False)`` (PyTorch's)."""
         frozen = {id(v) for m in self.modules() if not m.trainable for v in m.variables}
-        return [v for v in self.variables if v.trainable and id(v) not in frozen]
+        return [v for v in self.variables
+                if v.trainable and v.requires_grad and id(v) not in frozen]
 
     trainable_weights = trainable_variables
 
@@ -267,12 +280,22 @@ class Module:
     non_trainable_weights = non_trainable_variables
 
     def parameters(self):
-        """PyTorch's name for the trainable variables (batch-norm statistics are not in it)."""
-        return self.trainable_variables
+        """PyTorch's ``model.parameters()``: every parameter, also one frozen with
+        ``requires_grad_(False)`` (an optimizer skips it: its ``.grad`` stays None), as in
+        PyTorch; not buffers such as batch norm's running statistics. A module's
+        ``trainable`` flag is Keras's: PyTorch code that sets it gets PyTorch's list."""
+        return [v for _, v in self.named_parameters()]
 
     def named_parameters(self):
-        trainable = {id(v) for v in self.trainable_variables}
-        return [(n, v) for n, v in self.named_variables() if id(v) in trainable]
+        return [(n, v) for n, v in self.named_variables() if v.trainable]
+
+    def requires_grad_(self, requires_grad=True):
+        """PyTorch's ``module.requires_grad_(False)``: freeze every parameter inside the
+        module (``True``: unfreeze them); returns the module."""
+        check_flag(requires_grad, "requires_grad", "requires_grad_()")
+        for parameter in self.parameters():
+            parameter.requires_grad_(requires_grad)
+        return self
 
     def count_params(self):
         return sum(v.size for v in self.variables)
@@ -397,15 +420,20 @@ class Module:
         elif args and (args[0] is None or isinstance(args[0], str)):
             raise TypeError(f"{type(self).__name__} '{self.name}' was called on {args[0]!r}; "
                             "it needs a tensor, e.g. eg.tensor([[1.0, 2.0]]).")
-        if training is None:
-            training = self.training
+        handed_down = state.call_training
+        if training is None:            # not given: the flag of the call this one is inside
+            training = handed_down
         if not self.built:
             self.build_for(_shape_of(args[0]))
         self._added_losses = []
         if self._takes_training():
-            kwargs["training"] = training
-        with name_scope(self.name):     # in a graph, TF1's names: dense/MatMul, dense/Relu
-            out = self.call(*args, **kwargs)
+            kwargs["training"] = self.training if training is None else training
+        state.call_training = training  # for the layers this call calls (None: their own)
+        try:
+            with name_scope(self.name):     # in a graph, TF1's names: dense/MatMul, dense/Relu
+                out = self.call(*args, **kwargs)
+        finally:
+            state.call_training = handed_down
         if self.output_shape is None and isinstance(out, Tensor):
             self.output_shape = (None,) + tuple(out.shape[1:])
         return out

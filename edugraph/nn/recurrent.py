@@ -32,9 +32,8 @@ from ..ops.activation import dropout, relu, sigmoid, tanh
 from ..ops.base import as_tensor
 from ..ops.random import zeros
 from ..ops.shape import concat, expand_dims, squeeze, stack, transpose
-from . import _parameter, init      # (nn imports this module last: it has them by then)
+from . import Module, _parameter, init      # (nn imports this module last: it has them)
 from .functional import linear
-from .module import Module
 
 __all__ = ["RNNCell", "LSTMCell", "GRUCell", "RNN", "LSTM", "GRU",
            "rnn_cell", "lstm_cell", "gru_cell"]
@@ -89,7 +88,6 @@ class _Recurrent(Module):
     """What the cells and the sequence modules share: sizes, parameters, their PyTorch
     initialisation, and the checks on the input and the state."""
 
-    training = True
     mode = None                 # PyTorch's: "RNN_TANH", "RNN_RELU", "LSTM" or "GRU"
 
     def __init__(self, input_size, hidden_size, bias, **kwargs):

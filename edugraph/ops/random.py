@@ -2,19 +2,24 @@
 
 Randomness is reproducible: ``eg.random.set_seed(s)`` (``tf.random.set_seed``,
 ``torch.manual_seed``) restarts every device's generator; an op-level ``seed`` gives that op a
-stream of its own, as in TensorFlow. In a TF1 graph each new Session starts a seeded op's
-stream afresh (``graph/session.py``), so two sessions draw the same initial weights.
+stream of its own, as in TensorFlow. Eagerly, as in TF2, that stream goes on from call to call
+(``eg.random.uniform((2,), seed=1)`` gives new numbers each time, the same sequence after each
+``set_seed``). In a graph each node has its own: a TF1 Session starts it afresh
+(``graph/session.py``), so two sessions draw the same initial weights, and a traced function's
+goes on from call to call.
 """
 import numbers
 
 import numpy as np
 
 from .base import Op, apply, as_tensor
+from .math import cast
 from .. import devices as _devices
-from ..tensor import _infer_dtype, _sizes, as_dtype, float32, int32, int64, tensor
+from ..tensor import (Tensor, _infer_dtype, _sizes, as_dtype, float32, int32, int64, tensor,
+                      tf_dtype)
 
 _global_seed = None
-_generators = {}
+_generators = {}        # the streams eager ops draw from; set_seed restarts them all
 
 
 def set_seed(seed):
@@ -31,21 +36,37 @@ def global_seed():
     return _global_seed
 
 
-def _generator(xp):
-    key = id(xp)
+def _generator(xp, kind=None, seed=None):
+    """The generator an eager op draws from on ``xp``'s device: the device's one stream for an
+    op without a seed; for a seeded op, the stream of its kind and seed. Eagerly each call makes
+    a new op, so the stream lives here and goes on from call to call, as the kernel TF2 keeps
+    for an op kind and its seeds counts its calls."""
+    key = (id(xp), kind, seed)
     if key not in _generators:
-        _generators[key] = xp.random.default_rng(_global_seed)
+        _generators[key] = xp.random.default_rng(_global_seed if seed is None else
+                                                 _seeds(seed))
     return _generators[key]
 
 
+def _seeds(seed):
+    """An op seed with the global seed (TF: "both seeds determine the sequence")."""
+    return [seed, _global_seed or 0]
+
+
 class Fill(Op):
-    name, differentiable = "fill", False
+    """``shape`` filled with one value: a number the op keeps, or its input, a 0-d tensor (one
+    a graph computes too). The value's gradient is the sum of the output's (TF's Fill)."""
+
+    name = "fill"
 
     def __init__(self, shape, value, dtype):
         self.shape, self.value, self.dtype = tuple(shape), value, dtype
 
-    def forward(self, xp):
-        return xp.full(self.shape, self.value, dtype=self.dtype)
+    def forward(self, xp, *value):
+        return xp.full(self.shape, value[0] if value else self.value, dtype=self.dtype)
+
+    def backward(self, grad, out, value):
+        return (grad,)              # (the engine sums it to the value's shape: sum_to_shape)
 
 
 class FillLike(Op):
@@ -62,17 +83,30 @@ class FillLike(Op):
 
 
 class RandomOp(Op):
+    """An op that draws random numbers (``rng`` picks the stream, see the module docstring)."""
+
     differentiable = False
+    _node = False           # a graph node, which keeps a stream of its own (``as_node``)
 
     def __init__(self, shape, dtype, seed):
         self.shape, self.dtype, self.seed = tuple(shape), dtype, seed
         self._own = None
 
+    def as_node(self, restart=False):
+        """Draw from a stream of this op's own from now on (a graph node runs the same op
+        again and again); ``restart``: from the start of its sequence."""
+        self._node = True
+        if restart:
+            self._own = None
+        return self
+
     def rng(self, xp):
         if self.seed is None:
             return _generator(xp)
+        if not self._node:
+            return _generator(xp, self.name, self.seed)
         if self._own is None:
-            self._own = xp.random.default_rng([self.seed, _global_seed or 0])
+            self._own = xp.random.default_rng(_seeds(self.seed))
         return self._own
 
 
@@ -137,8 +171,20 @@ def _shape(shape):
     return (shape,) if np.ndim(shape) == 0 else tuple(int(n) for n in shape)
 
 
-def fill(shape, value, dtype=float32, name=None):
-    return apply(Fill(_shape(shape), value, as_dtype(dtype)), name=name)
+def fill(shape, value, dtype=None, name=None):
+    """``tf.fill(shape, value)``: ``value`` everywhere in ``shape``. The value is a number or a
+    0-d tensor, also one computed in a traced function; the dtype is the value's (TF's for a
+    Python number: int32 for a whole one, float32 otherwise) unless ``dtype`` is given."""
+    if not isinstance(value, Tensor):
+        dtype = as_dtype(dtype) if dtype is not None else tf_dtype(np.asarray(value))
+        return apply(Fill(_shape(shape), value, dtype), name=name)
+    if getattr(value.shape, "rank_known", True) and len(value.shape) != 0:
+        raise ValueError(f"fill: the value must be a single number (a 0-d tensor), got a "
+                         f"tensor of shape {tuple(value.shape)}; to repeat a tensor use "
+                         "eg.broadcast_to.")
+    if dtype is not None and as_dtype(dtype) != value.dtype:
+        value = cast(value, dtype)
+    return apply(Fill(_shape(shape), None, value.dtype), value, name=name)
 
 
 def zeros(shape, *sizes, dtype=float32, name=None, device=None, requires_grad=False):

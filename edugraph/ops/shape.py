@@ -531,7 +531,11 @@ def _check_joinable(what, values, axis):
 
 
 def getitem(x, index, name=None):
-    """``x[index]``; backward adds the gradient back at the picked places (scatter-add)."""
+    """``x[index]``; backward adds the gradient back at the picked places (scatter-add). In a
+    graph a scalar integer tensor picks a row when the graph runs (``x[i]`` in a loop)."""
+    if isinstance(index, Tensor) and index.graph is not None and index.shape == () and \
+            index.dtype.kind in "iu":
+        return gather(x, index, name=name)
     return apply(GetItem(device_index(index, x.device)), x, name=name)
 
 

@@ -148,6 +148,18 @@ class Optimizer:
         with context.building(graph), graph.name_scope(name or self.name):
             return self._apply(pairs, global_step)
 
+    def apply(self, grads, trainable_variables=None):
+        """Keras 3's spelling: ``optimizer.apply(grads, model.trainable_variables)``, the
+        gradients and the variables as two lists in the same order."""
+        if trainable_variables is None:
+            raise ValueError("optimizer.apply(grads, trainable_variables): pass the variables "
+                             "too (model.trainable_variables), in the order of the gradients.")
+        grads, variables = list(grads), list(trainable_variables)
+        if len(grads) != len(variables):
+            raise ValueError(f"optimizer.apply got {len(grads)} gradients for "
+                             f"{len(variables)} variables; they pair up in order.")
+        return self.apply_gradients(zip(grads, variables))
+
     def minimize(self, loss, global_step=None, var_list=None, name=None):
         """compute_gradients + apply_gradients: the training step."""
         return self.apply_gradients(self.compute_gradients(loss, var_list), global_step, name)
