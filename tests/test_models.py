@@ -642,3 +642,19 @@ def test_keras_backend_layout_names_and_maths():
     np.testing.assert_array_equal(K.argmax(x).numpy(), [0, 0])
     np.testing.assert_allclose(K.clip(x, 0., 2.).numpy(), [[1., 0.], [2., 2.]])
     np.testing.assert_allclose(K.dot(x, x).numpy(), x.numpy() @ x.numpy())
+
+
+def test_fit_hands_its_callbacks_keras_params():
+    """Keras's fit calls set_params({"verbose", "epochs", "steps"}) on every callback before
+    on_train_begin (a progress display needs "epoch k / N")."""
+    seen = []
+
+    class Spy(eg.models.callbacks.Callback):
+        def on_train_begin(self, logs=None):
+            seen.append(dict(self.params))
+
+    net = eg.Sequential([layers.Dense(1, input_shape=(3,))])
+    net.compile("sgd", "mse")
+    net.fit(np.ones((10, 3)), np.ones((10, 1)), batch_size=4, epochs=3, verbose=0,
+            callbacks=[Spy()])
+    assert seen == [{"verbose": 0, "epochs": 3, "steps": 3}]

@@ -1,7 +1,8 @@
 """The projector in a real JupyterLab: it renders, and a click lists neighbours."""
 import pytest
 
-from tests.browser.harness import cell_errors, lab_notebook, missing, screenshot
+from tests.browser.harness import (cell_errors, lab_notebook, mean_brightness, missing,
+                                   screenshot, set_theme)
 
 pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(missing() is not None, reason=str(missing()))]
@@ -39,7 +40,7 @@ def test_projector_renders_and_a_click_lists_neighbours():
         page.mouse.move(point["x"], point["y"])
         page.wait_for_timeout(300)          # plotly clicks the point it is hovering
         page.mouse.click(point["x"], point["y"])
-        table = page.wait_for_selector("table.projector-neighbours", timeout=20_000)
+        table = page.wait_for_selector("table.projector-neighbours", timeout=60_000)
         names = [cell.inner_text() for cell in
                  table.query_selector_all("tr td:nth-child(2)")]
         screenshot(page, "projector-browser-clicked", output)
@@ -51,3 +52,51 @@ def test_projector_renders_and_a_click_lists_neighbours():
     assert names == expected
     # All neighbours of a point in a tight cluster come from that cluster.
     assert len({name[:3] for name in names} | {projector.label(point["index"])[:3]}) == 1
+
+
+DIGITS = """\
+import numpy as np
+import edugraph as eg
+from widgets.projector import Projector
+
+(images, labels), _ = eg.datasets.load_digits()
+vectors = images[:300].reshape(300, -1)
+digits = Projector(vectors, metadata={"digit": labels[:300].tolist()}, images=images[:300])"""
+LATER = "digits.tsne(perplexity=20, iterations=250)"
+MENU = """() => [...document.querySelectorAll('.widget-dropdown')].map(d => [
+    d.querySelector('label').textContent, d.querySelector('select').value])"""
+
+
+def test_the_menu_shows_a_projection_made_in_a_later_cell_in_both_themes_and_widths():
+    """Issue 26: after Run All, lesson 7's menu said PCA over a t-SNE picture; the digits
+    lumped three classes as grey "others"; the figure stayed white in the dark theme."""
+    with lab_notebook([DIGITS, "digits", LATER], viewport=(1400, 1200)) as page:
+        page.wait_for_selector(".js-plotly-plot .main-svg", state="attached")
+        assert not cell_errors(page)
+        page.wait_for_function(f"() => ({MENU})().some(([l, v]) => l === 'projection' && "
+                               "v.endsWith('t-SNE'))", timeout=60_000)
+        menu = dict(page.evaluate(MENU))
+        swatches = page.locator(".jp-OutputArea-output >> nth=1").inner_text()
+        output = ".jp-CodeCell:nth-child(2) .jp-OutputArea"
+        screenshot(page, "projector-digits-1400-light", output)
+        plot = screenshot(page, "projector-digits-plot-light", ".js-plotly-plot")
+        assert mean_brightness(plot) > 0.8
+        set_theme(page, "dark")
+        plot = screenshot(page, "projector-digits-plot-dark", ".js-plotly-plot")
+        assert mean_brightness(plot) < 0.35
+        screenshot(page, "projector-digits-1400-dark", output)
+        page.set_viewport_size({"width": 900, "height": 1200})
+        page.wait_for_timeout(1500)
+        sizes = page.evaluate("""() => {
+            const plot = document.querySelector('.js-plotly-plot');
+            const box = plot.closest('.widget-box'), out = plot.closest('.jp-OutputArea');
+            const side = document.querySelector('.projector-side');
+            return {box: box.getBoundingClientRect().right, out: out.getBoundingClientRect().right,
+                    side: side.offsetWidth};
+        }""")
+        screenshot(page, "projector-digits-900-dark", output)
+        set_theme(page, "light")
+        screenshot(page, "projector-digits-900-light", output)
+    assert menu["projection"].endswith("t-SNE")
+    assert all(str(d) in swatches for d in range(10)) and "others" not in swatches
+    assert sizes["box"] <= sizes["out"] + 1 and sizes["side"] >= 280

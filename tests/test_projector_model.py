@@ -7,7 +7,8 @@ import pytest
 
 from widgets.projector import Projector
 from widgets.projector import data, neighbours, projections, sampling
-from widgets.projector.colours import DIMMED, OKABE_ITO, OTHER, colour_points, with_dimmed
+from widgets.projector.colours import (DIMMED, OKABE_ITO, OTHER, TABLEAU_10, TABLEAU_20,
+                                      colour_points, with_dimmed)
 from widgets.projector.images import png, to_images
 
 
@@ -86,6 +87,53 @@ def test_nan_and_inf_rows_are_listed_or_dropped():
     assert "Dropped 2 row(s) with NaN/Inf: [1, 4]" in projector.notice
 
 
+def test_nothing_left_to_show_is_said_not_drawn():
+    """Issue 28.12: every row dropped as NaN, or max_points=0, showed 0 points silently."""
+    matrix = np.full((5, 3), np.nan)
+    matrix[1] = [1, 2, 3]
+    with pytest.raises(ValueError, match=r"4 of the 5 rows contain NaN or Inf, and without "
+                                         r"them 1 point\(s\) are left; the projector needs "
+                                         r"at least 3"):
+        Projector(matrix, drop_bad_rows=True)
+    for bad in (0, 2, -1, 2.5, True):
+        with pytest.raises(ValueError, match=rf"max_points={bad!r} would show too few points: "
+                                             r"give a whole number of at least 3"):
+            Projector(np.eye(5), max_points=bad)
+    assert len(Projector(np.eye(5), max_points=3).indices) == 3
+
+
+def test_coinciding_points_are_explained_instead_of_nan_percent():
+    """Issue 28.12: all points on one spot gave axis titles "PC1 (nan%)" and no word."""
+    projector = Projector(np.full((6, 4), 0.1, dtype=np.float32), metadata=list("abcdef"))
+    assert projector.axis_titles == ["PC1 (no variance)", "PC2 (no variance)"]
+    np.testing.assert_array_equal(projector.coordinates, 0)
+    assert "All 6 points are the same vector, so every projection draws them on one " \
+           "spot" in repr(projector)
+    assert "nan" not in repr(projector)
+    assert "same vector" in projector.widget.notice.value
+    projector.refresh(np.eye(6, 4))                  # (training moved them apart)
+    assert projector.view_notice == "" and "same vector" not in projector.widget.notice.value
+
+
+def test_tsne_says_when_it_lowers_the_perplexity_and_records_the_value_used():
+    """Issue 28.12: t-SNE lowered a too-large perplexity silently and recorded the value
+    asked for."""
+    matrix, _ = clusters(num_per_cluster=5)            # 15 points: at most 14 / 3
+    projector = Projector(matrix)
+    with pytest.warns(UserWarning, match=r"t-SNE: perplexity 30 is too large for 15 points "
+                                         r"\(openTSNE needs 3 x perplexity < the number of "
+                                         r"points\), so 4.667 was used"):
+        projector.tsne(perplexity=30, iterations=50)
+    assert projector.settings["perplexity"] == pytest.approx(14 / 3)
+    assert "so 4.667 was used" in repr(projector)
+    assert "4.667 was used" in projector.widget.notice.value
+    assert projector.widget.perplexity.value == pytest.approx(14 / 3)
+    projector.tsne(perplexity=4, iterations=50)        # small enough: no notice
+    assert projector.view_notice == "" and projector.settings["perplexity"] == 4
+    with pytest.raises(ValueError, match=r"perplexity 30 is too large for 15 points"):
+        projections.tsne(matrix.astype(np.float32), perplexity=30)
+
+
 def test_fewer_than_three_points():
     with pytest.raises(ValueError, match=r"only 2 point\(s\) given.*at least 3 points"):
         Projector(np.ones((2, 5)))
@@ -125,8 +173,67 @@ def test_single_metadata_column_has_no_header(tmp_path):
 
 def test_float32_values_survive_the_round_trip_exactly(tmp_path):
     matrix = np.random.default_rng(1).normal(size=(20, 7)).astype(np.float32)
-    data.write_vectors_tsv(tmp_path / "v.tsv", matrix)
+    (tmp_path / "v.tsv").write_text(data.vectors_tsv(matrix))
     np.testing.assert_array_equal(data.read_vectors_tsv(tmp_path / "v.tsv"), matrix)
+
+
+def test_metadata_round_trips_exactly_numbers_and_empty_labels_included(tmp_path):
+    """Issue 28.7: numbers came back as strings; an empty last label made a file that
+    from_tsv could not read."""
+    columns = {"word": ["the", "", "007", "nan"], "count": [9862, -3, 0, 12],
+               "score": [0.1, 2.5, 1e-07, float("inf")], "mixed": [1, 2.5, 3, -0.0],
+               "tag": ["a", "b", "c", ""]}
+    projector = Projector(np.eye(4), metadata=columns)
+    projector.to_tsv(tmp_path / "v.tsv", tmp_path / "m.tsv")
+    loaded = Projector.from_tsv(tmp_path / "v.tsv", tmp_path / "m.tsv")
+    assert loaded.columns == columns
+    assert [type(v) for v in loaded.columns["mixed"]] == [int, float, int, float]
+    assert loaded.columns["word"][2] == "007"         # text that only looks like a number
+    Projector(np.eye(3), metadata=["x", "y", ""]).to_tsv(tmp_path / "v1.tsv",
+                                                         tmp_path / "m1.tsv")
+    assert (tmp_path / "m1.tsv").read_text() == "x\ny\n\n"
+    loaded = Projector.from_tsv(tmp_path / "v1.tsv", tmp_path / "m1.tsv")
+    assert loaded.columns == {"label": ["x", "y", ""]}
+    (tmp_path / "m2.tsv").write_bytes(b"1\r\n2.50\r\n3\r\n")      # (Windows line ends)
+    assert data.read_metadata_tsv(tmp_path / "m2.tsv") == {"label": ["1", "2.50", "3"]}
+
+
+@pytest.mark.parametrize("columns, message", [
+    ({"word": ["a", "tab\there", "c"]},
+     r"column 'word', row 1: the value 'tab\\there' holds a tab or a line break"),
+    ({"word": ["a", "b", "new\nline"], "kind": list("xyz")},
+     r"column 'word', row 2: the value 'new\\nline'"),
+    ({"word": list("abc"), "part\tof speech": list("nvn")},
+     r"column name 'part\\tof speech' holds a tab or a line break.*Rename the column"),
+])
+def test_what_tsv_cannot_hold_is_refused_before_any_file_is_written(tmp_path, columns,
+                                                                    message):
+    """Issue 28.7: tabs and newlines inside labels became spaces; a tab in a column name
+    corrupted the header."""
+    with pytest.raises(ValueError, match=message):
+        Projector(np.eye(3), metadata=columns).to_tsv(tmp_path / "v.tsv", tmp_path / "m.tsv")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_to_tsv_refuses_one_path_twice_and_replaces_files_only_when_asked(tmp_path):
+    """Issue 28.7: to_tsv(p, p) overwrote the vectors with the metadata; an existing file
+    was overwritten without a word."""
+    projector = Projector(np.eye(3), metadata=list("xyz"))
+    path = tmp_path / "both.tsv"
+    with pytest.raises(ValueError, match=r"two files would be written to the same path "
+                                         r".*both.tsv; give the vectors and the metadata "):
+        projector.to_tsv(path, str(tmp_path / "." / "both.tsv"))
+    assert not path.exists()
+    notes = tmp_path / "notes.tsv"
+    notes.write_text("my notes\n")
+    with pytest.raises(FileExistsError, match=r"notes.tsv already exists; pass "
+                                              r"overwrite=True to replace it"):
+        projector.to_tsv(tmp_path / "v.tsv", notes)
+    assert notes.read_text() == "my notes\n" and not (tmp_path / "v.tsv").exists()
+    with pytest.raises(FileExistsError, match=r"notes.tsv already exists"):
+        projector.export_coordinates(notes)
+    projector.to_tsv(tmp_path / "v.tsv", notes, overwrite=True)
+    assert notes.read_text() == "x\ny\nz\n"
 
 
 def test_ragged_tsv_row_reports_its_line(tmp_path):
@@ -334,18 +441,37 @@ def test_categorical_colours_are_okabe_ito_and_numbers_get_a_gradient():
     levels, scale, legend = colour_points(list(range(20)))
     np.testing.assert_allclose(levels, np.arange(20) / 19, rtol=1e-6)
     assert scale[0][1] == legend[0][1] and legend[0][0] == "0" and legend[1][0] == "19"
-    # Ten digit classes are categories, not a gradient; beyond 8 the rarest share grey.
-    levels, scale, legend = colour_points([str(i % 10) for i in range(100)] + ["0"])
+
+
+def test_as_many_colours_as_classes_up_to_ten_and_twenty():
+    """Issue 26: the digits projector coloured 7 classes and lumped 1, 2 and 8 as grey."""
+    digits = [str(i % 10) for i in range(100)] + ["0"]
+    levels, scale, legend = colour_points(digits)
     colours = colours_of(levels, scale)
-    assert colours[0] != OTHER and OTHER in colours and legend[-1] == ("3 others", OTHER)
-    assert colours.count(OTHER) == 30
+    assert legend == list(zip([str(d) for d in range(10)], TABLEAU_10))
+    assert len(set(colours)) == 10 and OTHER not in colours
+    assert {c for c, d in zip(colours, digits) if d == "8"} == {TABLEAU_10[8]}
+    levels, scale, legend = colour_points([f"c{i % 20}" for i in range(60)])
+    assert len(set(colours_of(levels, scale))) == 20 and [c for _, c in legend] == TABLEAU_20
+    levels, scale, legend = colour_points([f"k{i % 25}" for i in range(250)] + ["k0"])
+    colours = colours_of(levels, scale)
+    assert legend[-1] == ("7 others", OTHER) and colours.count(OTHER) == 70
+    assert len(set(colours)) == 19 and "#7f7f7f" not in colours     # no grey class
+    _, _, legend = colour_points([f"{i % 12}" for i in range(24)] + ["x"])
+    assert [name for name, _ in legend][-4:] == ["9", "10", "11", "x"]   # in number order
+
+
+def test_dark_theme_colours_stay_visible():
+    _, scale, legend = colour_points(list("abcdefgh"), theme="dark")
+    assert "#000000" not in [c for _, c in legend]
+    assert colours_of([0.0], with_dimmed(scale, "dark")) == [DIMMED["dark"]]
 
 
 def test_dimmed_level_is_grey_and_the_rest_keep_their_colours():
     _, scale, _ = colour_points(["cat", "dog"])
     dimmable = with_dimmed(scale)
     position = lambda level: (level + 1) / 2          # noqa: E731  (cmin=-1, cmax=1)
-    assert colours_of([position(-1)], dimmable) == [DIMMED]
+    assert colours_of([position(-1)], dimmable) == [DIMMED["light"]]
     assert colours_of([position(0.25), position(0.75)], dimmable) == OKABE_ITO[:2]
 
 

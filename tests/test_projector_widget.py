@@ -137,6 +137,9 @@ def test_export_button_writes_the_coordinates(tmp_path, monkeypatch):
     lines = (tmp_path / "projection.tsv").read_text().splitlines()
     assert lines[0] == "index\tx\ty\tword\tgroup" and len(lines) == 61
     assert "projection.tsv" in view.status.value
+    view.export_button.click()                  # a second export never replaces the first
+    assert (tmp_path / "projection.tsv").read_text().splitlines() == lines
+    assert (tmp_path / "projection_2.tsv").exists() and "projection_2.tsv" in view.status.value
 
 
 def test_sampling_notice_is_visible():
@@ -184,3 +187,40 @@ def test_the_controls_show_a_projection_made_in_code():
     assert (widget.method.value, widget.dims.value) == ("PCA", 3)
     assert [d.value for d in widget.components] == [1, 2, 0]
     assert widget.figure.data[0].type == "scatter3d"
+
+
+def test_neighbour_labels_do_not_overlap():
+    """Issue 26: the labels of a point's neighbours ran into one blob."""
+    from widgets.projector.labels import label_box, place_labels
+    rng = np.random.default_rng(1)
+    vectors = np.concatenate([rng.normal(scale=0.05, size=(15, 8)),
+                              rng.normal(loc=5, size=(45, 8))])
+    projector = Projector(vectors, {"word": [f"word{i}" for i in range(60)]})
+    view = projector.widget
+    view.k.value = 14
+    click(view.figure, 0)
+    trace = view.figure.data[0]
+    shown = [i for i, t in enumerate(trace.text) if t]
+    assert 0 in shown and len(shown) >= 5          # the selection and some neighbours
+    points = view._on_screen(np.column_stack([trace.x, trace.y])[shown])
+    boxes = [label_box(x, y, trace.text[i], trace.textposition[i])
+             for (x, y), i in zip(points, shown)]
+    assert all(50 <= x0 and x1 <= 590 and 10 <= y0 and y1 <= 480      # inside the plot
+               for x0, y0, x1, y1 in boxes)
+    for a in range(len(boxes)):
+        for b in range(a + 1, len(boxes)):
+            (ax0, ay0, ax1, ay1), (bx0, by0, bx1, by1) = boxes[a], boxes[b]
+            assert not (min(ax1, bx1) > max(ax0, bx0) and min(ay1, by1) > max(ay0, by0))
+    # two points on one spot: the second label goes to another side
+    sides = place_labels([(100, 100), (100, 100), (101, 100)], ["alpha", "beta", "gamma"])
+    assert sides[0] == "middle right" and sides[1] not in (None, "middle right")
+
+
+def test_the_projector_follows_the_theme_and_wraps_its_side_panel():
+    view = make_projector().widget
+    assert view.figure.layout.paper_bgcolor == "rgba(0,0,0,0)"
+    view.theme.dark = True
+    assert view.figure.layout.template.layout.paper_bgcolor == "rgb(17,17,17)"
+    picture_and_side = view.children[7]
+    assert picture_and_side.layout.flex_flow == "row wrap"
+    assert picture_and_side.children[0].layout.overflow == "auto"

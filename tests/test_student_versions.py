@@ -26,6 +26,9 @@ LESSONS = ROOT / "lessons"
 SOLVED = student_versions.solved_lessons(LESSONS)
 STUDENT = [LESSONS / "student" / p.name for p in SOLVED]
 BIN = Path(sys.executable).parent
+# nbgrader gives a cell 30 s by default; a lesson's training cell takes a few seconds alone,
+# but CI runs the lessons twice at once on two cores.
+CELL_TIMEOUT = 300
 ENV = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
 
 
@@ -70,7 +73,7 @@ def test_nbgrader_generate_assignment_releases_the_student_versions(tmp_path):
 
 @pytest.mark.parametrize("path", SOLVED, ids=lambda p: p.name)
 def test_nbgrader_validate_passes_every_solved_lesson(path):
-    result = nbgrader("validate", str(path), cwd=LESSONS)
+    result = nbgrader("validate", str(path), f"--Execute.timeout={CELL_TIMEOUT}", cwd=LESSONS)
     assert "Success! Your notebook passes all the tests." in result.stdout, \
         result.stdout[-3000:] + result.stderr[-3000:]
 
@@ -80,13 +83,16 @@ def _validate_keeping_the_run(path):
     cells, and the notebook it executed, so that one run of a student version answers both
     questions, nbgrader's verdict and what each cell did."""
     from nbgrader.validator import Validator
+    from traitlets.config import Config
 
     class KeepingValidator(Validator):
         def _preprocess(self, nb):
             self.executed = super()._preprocess(nb)
             return self.executed
 
-    validator = KeepingValidator()
+    config = Config()
+    config.Execute.timeout = CELL_TIMEOUT
+    validator = KeepingValidator(config=config)
     with pytest.MonkeyPatch.context() as env:
         env.setenv("PATH", ENV["PATH"])
         failed = validator.validate(str(path)).get("failed", [])

@@ -1,4 +1,6 @@
 """Live learning curves: the figure follows fit's logs; the saved text form is deterministic."""
+import re
+
 import numpy as np
 import pytest
 
@@ -6,7 +8,8 @@ pytest.importorskip("plotly")
 pytest.importorskip("ipywidgets")
 
 import edugraph as eg  # noqa: E402
-from tests.browser.harness import cell_errors, lab_notebook, missing, screenshot  # noqa: E402
+from tests.browser.harness import (cell_errors, lab_notebook, mean_brightness,  # noqa: E402
+                                   missing, screenshot, set_theme)
 from widgets import TrainingPlot  # noqa: E402
 
 
@@ -71,10 +74,62 @@ def test_a_second_fit_starts_a_new_plot():
     assert len(plot.figure.data) == 3
 
 
-@pytest.mark.browser
-@pytest.mark.skipif(missing() is not None, reason=str(missing()))
-def test_training_plot_renders_live_in_jupyterlab():
-    setup = """\
+def test_each_epoch_is_drawn_as_it_ends_under_the_line_epoch_k_of_n():
+    """Issue 26: the plot showed nothing until fit ended (it redrew at most every few
+    seconds, and a short fit was over before the first redraw)."""
+    seen = []
+
+    class Watch(eg.models.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            loss = next(t for t in plot.figure.data if t.name == "loss")
+            seen.append((len(loss.y), re.sub("<[^>]+>", "", plot.progress.value)))
+    plot = TrainingPlot(epochs=3)
+    (x, y), _ = eg.datasets.load_digits()
+    net = eg.Sequential([eg.layers.Flatten(input_shape=(8, 8, 1)), eg.layers.Dense(10)])
+    net.compile("sgd", eg.losses.SparseCategoricalCrossentropy(from_logits=True))
+    net.fit(x[:64], y[:64], epochs=3, verbose=0, callbacks=[plot, Watch()])
+    assert [points for points, _ in seen] == [1, 2, 3]
+    assert [line.split(" — ")[0] for _, line in seen] == ["epoch 1 / 3", "epoch 2 / 3",
+                                                          "epoch 3 / 3"]
+    assert seen[0][1] == f"epoch 1 / 3 — loss {plot.history['loss'][0]:.4g}"
+    unplanned = TrainingPlot.from_history({"loss": [1.0, 0.5]})
+    assert "epoch 2 — loss 0.5" in unplanned.progress.value     # N unknown: not made up
+    unplanned.set_params({"epochs": 5, "steps": 2})             # (Keras hands fit's params)
+    unplanned._draw()
+    assert "epoch 2 / 5" in unplanned.progress.value
+    assert unplanned.text().splitlines()[0] == "TrainingPlot: 2 epochs of 5"
+
+
+def test_fit_shows_the_plot_then_its_complete_summary_once(monkeypatch):
+    """Issue 26: lesson 6's stored output said "no epochs yet"."""
+    import IPython.display
+    shown = []
+    monkeypatch.setattr(IPython.display, "display",
+                        lambda obj, raw=False: shown.append(obj))
+    plot, history = fit_digits(epochs=2, display=True)
+    assert shown[0] is plot and shown[1] == {"text/plain": plot.text()}
+    assert len(shown) == 2
+    lines = plot.text().splitlines()
+    assert lines[0] == "TrainingPlot: 2 epochs" and len(lines) == 3
+    assert lines[1].startswith(f"  loss: {history.history['loss'][-1]:.4g}, val_loss: ")
+    assert lines[2].startswith("  accuracy: ") and "(best " in lines[2]
+    assert plot.summary.value == ""             # below the plot, not in it as well
+    plot.theme.dark = True                      # (a redraw keeps it so)
+    assert plot.summary.value == ""
+    assert plot.figure.layout.template.layout.paper_bgcolor == "rgb(17,17,17)"
+    # the figure fits the output area of a notebook in a 900 px window (about 450 px)
+    assert plot.figure.layout.width <= 450 and plot.figure.layout.legend.orientation == "h"
+
+
+# plotly.js is loaded once per page, which takes seconds in a busy headless browser: a first
+# figure, shown while this cell waits, loads it before fit starts (as in a lesson, where
+# figures come before the training cell).
+WARM_UP = """\
+import time
+import plotly.graph_objects as go
+display(go.FigureWidget(layout=dict(width=200, height=100)))
+time.sleep(10)"""
+LIVE_SETUP = """\
 import edugraph as eg
 from widgets import TrainingPlot
 (x, y), (x_test, y_test) = eg.datasets.load_digits()
@@ -82,17 +137,69 @@ eg.random.set_seed(0)
 net = eg.Sequential([eg.layers.Flatten(input_shape=(8, 8, 1)),
                      eg.layers.Dense(32, activation="relu"), eg.layers.Dense(10)])
 net.compile("adam", eg.losses.SparseCategoricalCrossentropy(from_logits=True), ["accuracy"])
-history = net.fit(x, y, epochs=15, validation_data=(x_test, y_test), verbose=0,
-                  callbacks=[TrainingPlot(title="MLP on the digits")])"""
-    with lab_notebook([setup]) as page:
-        page.wait_for_selector(".js-plotly-plot .scatterlayer .trace")
-        page.wait_for_selector("text=TrainingPlot: 15 epochs")
+slow = eg.models.callbacks.LambdaCallback(on_epoch_end=lambda epoch, logs: time.sleep(2.5))
+history = net.fit(x, y, epochs=8, validation_data=(x_test, y_test), verbose=0,
+                  callbacks=[TrainingPlot(title="MLP on the digits", epochs=8), slow])"""
+# The line "epoch k / 8" and how many points the loss curve has, read at one moment.
+LIVE = """() => {
+    const line = [...document.querySelectorAll('.widget-html')].map(h => h.textContent)
+        .find(t => /^epoch \\d+ \\/ 8/.test(t));
+    const plot = [...document.querySelectorAll('.js-plotly-plot')].pop();
+    const loss = plot && plot.data && plot.data.find(t => t.name === 'loss');
+    return [line ? Number(line.match(/^epoch (\\d+)/)[1]) : null,
+            loss ? (loss.y || []).length : null];
+}"""
+DONE = """() => [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')]
+    .every(p => /\\[\\d+\\]/.test(p.textContent))"""
+# How far the plot's output reaches right of the notebook's output area (px; > 0: cut off).
+OVERFLOW = """() => {
+    const plot = [...document.querySelectorAll('.js-plotly-plot')].pop();
+    const area = plot.closest('.jp-OutputArea');
+    return plot.getBoundingClientRect().right - area.getBoundingClientRect().right;
+}"""
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(missing() is not None, reason=str(missing()))
+def test_training_plot_draws_each_epoch_as_it_ends_and_stores_its_summary():
+    """Issue 26: in lesson 6 the plot showed nothing until fit ended, and the stored output
+    said "no epochs yet"; in the dark theme the figure was a white rectangle."""
+    with lab_notebook([WARM_UP, LIVE_SETUP], wait=False) as page:
+        seen = []
+        while not page.evaluate(DONE):
+            epoch, points = page.evaluate(LIVE)
+            if epoch is not None and points is not None:
+                seen.append((epoch, points))
+            page.wait_for_timeout(400)
+        page.wait_for_timeout(1000)
         assert not cell_errors(page)
         assert page.locator("text=Error displaying widget").count() == 0
-        curves = page.evaluate("""() => document.querySelector('.js-plotly-plot').data
-            .map(t => [t.name, (t.y || []).length])""")
-        assert ["loss", 15] in curves and ["val_accuracy", 15] in curves
-        screenshot(page, "training-plot", ".jp-OutputArea-output >> nth=-1")
+        curves = page.evaluate("""() => [...document.querySelectorAll('.js-plotly-plot')]
+            .pop().data.map(t => [t.name, (t.y || []).length])""")
+        outputs = page.evaluate("() => [...document.querySelectorAll("
+                                "'.jp-CodeCell:nth-child(2) .jp-OutputArea-output')]"
+                                ".map(o => o.innerText)")
+        output = ".jp-CodeCell:nth-child(2) .jp-OutputArea"
+        light = screenshot(page, "training-plot-1400-light", output)
+        set_theme(page, "dark")
+        dark = screenshot(page, "training-plot-1400-dark", output)
+        page.set_viewport_size({"width": 900, "height": 1000})
+        page.wait_for_timeout(1000)
+        overflow = page.evaluate(OVERFLOW)
+        screenshot(page, "training-plot-900-dark", output)
+        set_theme(page, "light")
+        screenshot(page, "training-plot-900-light", output)
+    during = [(e, p) for e, p in seen if 0 < e < 8]
+    # while fit runs, the plot shows epoch k's point with the line "epoch k / 8" (the line
+    # and the figure are two messages: one may be drawn a moment before the other)
+    assert len({e for e, _ in during}) >= 3, seen
+    assert all(epoch - 1 <= points <= epoch for epoch, points in during), seen
+    assert sum(points == epoch for epoch, points in during) >= len(during) / 2, seen
+    assert ["loss", 8] in curves and ["val_accuracy", 8] in curves
+    assert outputs[-1].startswith("TrainingPlot: 8 epochs\n  loss: ")      # the summary
+    assert "accuracy: " in outputs[-1] and "(best " in outputs[-1]
+    assert mean_brightness(light) > 0.8 and mean_brightness(dark) < 0.35
+    assert overflow <= 0
 
 
 def test_a_logarithmic_loss_axis_labels_its_ticks_in_full():

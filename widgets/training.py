@@ -8,12 +8,17 @@ validation curve (``val_...``) dashed on the same axes, epochs counted from 1 as
 them. The best validation epoch is marked (lowest loss, highest accuracy): where the curves part
 is where the model starts to overfit.
 
-Like the other widgets, the picture is one plotly FigureWidget updated in place (at most ten
-times a second while training), and a saved notebook keeps a text table of the final numbers
-instead of widget state.
+Each epoch is drawn as it ends, under a line "epoch k / N" (N: ``fit``'s epochs, from Keras's
+``params`` when ``fit`` hands them over, or ``TrainingPlot(epochs=N)``). The figure is on the
+page from the start of ``fit``: the browser loads plotly while the first epoch runs, and a
+short ``fit`` is not over before the picture appears. The picture is one plotly FigureWidget
+updated in place, and follows the notebook's light or dark theme.
+
+A saved notebook keeps text: when ``fit`` ends, the final summary (epochs, last and best
+values) is written as an output of its own below the plot. (Updating the plot's own output
+instead would store a text that nbval never sees: nbval ignores display updates.)
 """
 import math
-import time
 
 import ipywidgets as w
 import plotly.graph_objects as go
@@ -21,8 +26,11 @@ from plotly.subplots import make_subplots
 
 from edugraph.models.callbacks import Callback, in_notebook
 
+from .notebook import FIGURE, ThemeProbe
+
 TRAIN, VALIDATION = "#1f77b4", "#ff7f0e"
-REDRAW_EVERY = 0.1          # seconds: a fast epoch must not spend its time drawing
+WIDTH = 440               # px
+LIVE = "TrainingPlot: the curves are drawn live; the summary follows when fit ends"
 
 
 def log_ticks(values):
@@ -46,18 +54,31 @@ class TrainingPlot(Callback):
 
     ``keys``: the quantities to plot (default: everything ``fit`` logs, e.g. loss and
     accuracy); ``log_y``: the names whose axis is logarithmic (default: the losses);
-    ``display``: show the plot when training starts (default: when running in a notebook).
+    ``epochs``: how many epochs ``fit`` runs, for "epoch k / N" (default: Keras's
+    ``params["epochs"]`` if ``fit`` gives them); ``display``: show the plot when training
+    starts (default: when running in a notebook).
     """
 
-    def __init__(self, keys=None, log_y=None, title=None, height_per_panel=260, display=None):
+    def __init__(self, keys=None, log_y=None, title=None, height_per_panel=260, display=None,
+                 epochs=None):
         self.keys, self.log_y, self.title = keys, log_y, title
         self.height_per_panel = height_per_panel
         self.display = in_notebook() if display is None else display
+        self.epochs = epochs
+        self.params = {}
         self.history = {}
-        self.figure = None
+        self.figure = go.FigureWidget()
+        self._themed = None               # the theme the figure was last styled for
+        self._summary_below = False       # fit's summary is an output of its own
+        self.progress = w.HTML()
         self.summary = w.HTML()
-        self.widget = w.VBox([self.summary])
-        self._last_draw = 0.0
+        self.theme = ThemeProbe()
+        self.theme.observe(lambda change: self._draw(), "dark")
+        self.widget = w.VBox([self.progress, self.figure, self.summary, self.theme])
+
+    def set_params(self, params):
+        """Keras's hook: ``fit`` tells its callbacks ``{"epochs": ..., "steps": ...}``."""
+        self.params = dict(params)
 
     @classmethod
     def from_history(cls, history, **options):
@@ -70,9 +91,9 @@ class TrainingPlot(Callback):
 
     # ------------------------------------------------------------------ callback hooks
     def on_train_begin(self, logs=None):
-        self.history, self.figure, self._last_draw = {}, None, 0.0
-        self.widget.children = [self.summary]
-        self.summary.value = "<i>waiting for the first epoch…</i>"
+        self.history, self._summary_below = {}, False
+        self.progress.value = f"<b>{self._epoch_line()}</b>"
+        self.summary.value = ""
         if self.display:
             from IPython.display import display
             display(self)
@@ -80,15 +101,29 @@ class TrainingPlot(Callback):
     def on_epoch_end(self, epoch, logs=None):
         for key, value in (logs or {}).items():
             self.history.setdefault(key, []).append(float(value))
-        now = time.perf_counter()
-        if now - self._last_draw >= REDRAW_EVERY:
-            self._last_draw = now
-            self._draw()
-
-    def on_train_end(self, logs=None):
         self._draw()
 
-    # ------------------------------------------------------------------ drawing
+    def on_train_end(self, logs=None):
+        if self.display:                # the saved form: the final numbers, as text (shown
+            from IPython.display import display     # once: not in the widget as well)
+            self._summary_below = True
+            display({"text/plain": self.text()}, raw=True)
+        self._draw()
+
+    def planned_epochs(self):
+        """N in "epoch k / N": given, or from ``fit``'s params (None: unknown)."""
+        return self.epochs or self.params.get("epochs")
+
+    def epochs_done(self):
+        return max((len(v) for v in self.history.values()), default=0)
+
+    def _epoch_line(self):
+        done, planned = self.epochs_done(), self.planned_epochs()
+        line = f"epoch {done} / {planned}" if planned else f"epoch {done}"
+        if done:
+            line += " — " + ", ".join(f"{k} {v[-1]:.4g}" for k, v in self.history.items())
+        return line
+
     def panels(self):
         """The quantities with a panel each, in the order they were logged."""
         names = []
@@ -110,10 +145,15 @@ class TrainingPlot(Callback):
     def _draw(self):
         names = self.panels()
         if not names:
+            self.progress.value = f"<b>{self._epoch_line()}</b>"
             return
-        if self.figure is None or len(self.figure.data) != 3 * len(names):
-            self._build(names)
         with self.figure.batch_update():
+            if len(self.figure.data) != 3 * len(names) or \
+                    [t.name for t in self.figure.data[::3]] != names:
+                self._build(names)
+            if self._themed != self.theme.name:      # (a template is slow to set)
+                self._themed = self.theme.name
+                self.figure.update_layout(FIGURE[self._themed])
             for i, name in enumerate(names):
                 train, val, best = self.figure.data[3 * i: 3 * i + 3]
                 for trace, key in ((train, name), (val, "val_" + name)):
@@ -124,44 +164,53 @@ class TrainingPlot(Callback):
                 if self._is_log(name):
                     ticks = log_ticks(self.history.get(name, []) +
                                       self.history.get("val_" + name, []))
-                    self.figure.update_yaxes(tickmode="array", tickvals=ticks,
-                                             ticktext=[f"{t:g}" for t in ticks],
-                                             row=i + 1, col=1)
-        self.summary.value = "<pre style='margin:0'>" + self.text() + "</pre>"
+                    self.figure.layout[_axis("yaxis", i)].update(
+                        tickmode="array", tickvals=ticks, ticktext=[f"{t:g}" for t in ticks])
+        self.progress.value = f"<b>{self._epoch_line()}</b>"     # (after the curves)
+        self.summary.value = "" if self._summary_below else \
+            "<pre style='margin:0;color:var(--jp-ui-font-color1)'>" + self.text() + "</pre>"
 
     def _build(self, names):
+        """Panels for ``names`` in this plot's one figure (it is on the page already)."""
         rows = len(names)
-        figure = go.FigureWidget(make_subplots(rows=rows, cols=1, shared_xaxes=True,
-                                               vertical_spacing=0.12 / rows,
-                                               subplot_titles=names))
-        for row, name in enumerate(names, start=1):
+        grid = make_subplots(rows=rows, cols=1, shared_xaxes=True,
+                             vertical_spacing=0.12 / rows, subplot_titles=names)
+        self.figure.data = ()
+        self.figure.layout = grid.layout
+        self._themed = None
+        for row, name in enumerate(names):
+            axes = dict(xaxis=_axis("x", row), yaxis=_axis("y", row))
             for key, colour, dash in ((name, TRAIN, "solid"), ("val_" + name, VALIDATION, "dash")):
-                figure.add_scatter(name=key, mode="lines+markers", row=row, col=1,
-                                   line=dict(color=colour, dash=dash), marker=dict(size=4))
-            figure.add_scatter(name=f"best {name}", mode="markers", row=row, col=1,
-                               marker=dict(symbol="star", size=13, color=VALIDATION),
-                               hovertemplate="best epoch %{x}: %{y:.4g}<extra></extra>",
-                               showlegend=False)
-            figure.update_yaxes(type="log" if self._is_log(name) else "linear", row=row,
-                                col=1)
-        figure.update_xaxes(title_text="epoch", row=rows, col=1)
-        figure.update_layout(height=self.height_per_panel * rows + 60, width=640,
-                             template="plotly_white", margin=dict(l=50, r=20, t=50, b=40),
-                             title=self.title, hovermode="x unified")
-        self.figure = figure
-        self.widget.children = [figure, self.summary]
+                self.figure.add_scatter(name=key, mode="lines+markers", **axes,
+                                        line=dict(color=colour, dash=dash), marker=dict(size=4))
+            self.figure.add_scatter(name=f"best {name}", mode="markers", **axes,
+                                    marker=dict(symbol="star", size=13, color=VALIDATION),
+                                    hovertemplate="best epoch %{x}: %{y:.4g}<extra></extra>",
+                                    showlegend=False)
+            self.figure.layout[_axis("yaxis", row)].type = \
+                "log" if self._is_log(name) else "linear"
+        self.figure.layout[_axis("xaxis", rows - 1)].title.text = "epoch"
+        # The legend in one row under the panels rather than beside them: the figure then
+        # fits a notebook in a 900 px window, where the output area is about 450 px wide.
+        self.figure.update_layout(height=self.height_per_panel * rows + 95, width=WIDTH,
+                                  margin=dict(l=50, r=20, t=50, b=75), title=self.title,
+                                  hovermode="x unified", legend=dict(
+                                      orientation="h", yref="container", y=0,
+                                      yanchor="bottom", x=0, xanchor="left"))
 
     def _is_log(self, name):
         return name in self.log_y if self.log_y is not None else "loss" in name
 
     # ------------------------------------------------------------------ text and display
     def text(self):
-        """Final value, best validation epoch and value of each quantity: the saved form."""
+        """Epochs run, final value, best validation epoch and value of each quantity: the
+        saved form."""
         names = self.panels()
         if not names:
             return "TrainingPlot: no epochs yet"
-        epochs = max(len(v) for v in self.history.values())
-        lines = [f"TrainingPlot: {epochs} epoch{'s' * (epochs != 1)}"]
+        epochs, planned = self.epochs_done(), self.planned_epochs()
+        of = f" of {planned}" if planned and planned != epochs else ""
+        lines = [f"TrainingPlot: {epochs} epoch{'s' * (epochs != 1)}{of}"]
         for name in names:
             line = f"  {name}: {self.history[name][-1]:.4g}" if name in self.history else \
                 f"  {name}:"
@@ -176,7 +225,13 @@ class TrainingPlot(Callback):
         return self.text()
 
     def _repr_mimebundle_(self, **kwargs):
-        # The widget for live notebooks; the text keeps saved outputs deterministic.
+        # The widget for live notebooks; the text keeps saved outputs deterministic. While
+        # fit runs that is one fixed line (the numbers follow in an output of their own).
         bundle = self.widget._repr_mimebundle_(**kwargs)
-        bundle["text/plain"] = repr(self)
+        bundle["text/plain"] = LIVE if self.display and not self.epochs_done() else repr(self)
         return bundle
+
+
+def _axis(kind, row):
+    """The name of row ``row``'s axis (from 0): "x", "x2"... or "xaxis", "xaxis2"..."""
+    return f"{kind}{row + 1 if row else ''}"

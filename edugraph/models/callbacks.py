@@ -17,9 +17,15 @@ class Callback:
     """Override the hooks you need; ``self.model`` is the model being trained."""
 
     model = None
+    params = {}
 
     def set_model(self, model):
         self.model = model
+
+    def set_params(self, params):
+        """Keras's hook: ``fit`` hands every callback ``{"verbose", "epochs", "steps"}``
+        before training (``self.params["epochs"]``: how many epochs it will run)."""
+        self.params = params
 
     def on_train_begin(self, logs=None): pass
     def on_train_end(self, logs=None): pass

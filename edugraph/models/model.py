@@ -214,6 +214,7 @@ class Model(Module):
             cbs.append(callbacks_module.ProgressBar(epochs, batches.steps, verbose))
         for cb in cbs:
             cb.set_model(self)
+            cb.set_params({"verbose": verbose, "epochs": epochs, "steps": batches.steps})
         self.stop_training = False
         train_step = self.train_step if self.distribute_strategy is None else \
             self.distribute_strategy.train_step_for(self)     # data parallel: eg.distribute

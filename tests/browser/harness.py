@@ -44,18 +44,22 @@ def missing():
 
 
 @contextlib.contextmanager
-def lab_notebook(cells, *, timeout=180, viewport=(1400, 1000)):
-    """Yield a playwright ``page`` showing ``cells`` (code strings) after they all ran."""
+def lab_notebook(cells, *, timeout=180, viewport=(1400, 1000), theme="light", wait=True):
+    """Yield a playwright ``page`` showing ``cells`` (code strings) after they all ran
+    (``wait=False``: as soon as they were started). ``theme``: "light" or "dark"
+    (JupyterLab Light or JupyterLab Dark)."""
     from playwright.sync_api import sync_playwright
     with tempfile.TemporaryDirectory(prefix="edugraph-lab-") as folder:
         (Path(folder) / "test.ipynb").write_text(json.dumps(_notebook(cells)))
-        with _jupyter_lab(Path(folder)) as url, sync_playwright() as playwright:
-            yield from _open_and_run(playwright, url, len(cells), timeout, viewport)
+        with _jupyter_lab(Path(folder), theme) as url, sync_playwright() as playwright:
+            yield from _open_and_run(playwright, url, len(cells), timeout, viewport, wait)
 
 
-def _open_and_run(playwright, url, num_cells, timeout, viewport):
+def _open_and_run(playwright, url, num_cells, timeout, viewport, wait):
     """Open the notebook in Chromium, run all cells, yield the page, close the browser."""
-    browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    # (scroll bars shown, as a student sees them: playwright hides them by default)
+    browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS,
+                                         ignore_default_args=["--hide-scrollbars"])
     try:
         page = browser.new_page(viewport=dict(zip(("width", "height"), viewport)))
         page.set_default_timeout(timeout * 1000)
@@ -63,8 +67,10 @@ def _open_and_run(playwright, url, num_cells, timeout, viewport):
         page.wait_for_function("window.jupyterapp && document.querySelector("
                                "'.jp-Notebook .jp-CodeCell')")
         _wait_for_kernel(page)
-        page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
-        page.wait_for_function(_ALL_CELLS_RAN, arg=num_cells)
+        # (not awaited: the command's promise ends only when every cell has run)
+        page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+        if wait:
+            page.wait_for_function(_ALL_CELLS_RAN, arg=num_cells)
         yield page
     finally:
         browser.close()
@@ -79,6 +85,77 @@ def screenshot(page, name, selector=None):
     return path
 
 
+# The rectangles (CSS px) of every text plotly drew in the first figure inside ``selector``.
+TEXT_BOXES = """(selector) => {
+    const plot = document.querySelector(selector + ' .js-plotly-plot');
+    return [...plot.querySelectorAll('.scatterlayer text')]
+        .filter(t => t.textContent.trim() && t.getBoundingClientRect().width > 0)
+        .map(t => { const r = t.getBoundingClientRect();
+                    return {text: t.textContent, x0: r.left, y0: r.top,
+                            x1: r.right, y1: r.bottom}; });
+}"""
+
+
+def overlapping(boxes, tolerance=0.5):
+    """Pairs of text boxes (from ``TEXT_BOXES``) that overlap by more than ``tolerance`` px."""
+    found = []
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            if min(a["x1"], b["x1"]) - max(a["x0"], b["x0"]) > tolerance and \
+                    min(a["y1"], b["y1"]) - max(a["y0"], b["y0"]) > tolerance:
+                found.append((a["text"], b["text"]))
+    return found
+
+
+def mean_brightness(path):
+    """The mean brightness (0 black … 1 white) of a PNG screenshot, read with the
+    standard library only (8-bit RGB or RGBA, as Chromium writes them)."""
+    import struct
+    import zlib
+    data = Path(path).read_bytes()
+    chunks, at = {}, 8
+    while at < len(data):
+        length, kind = struct.unpack(">I4s", data[at:at + 8])
+        chunks.setdefault(kind, b"")
+        chunks[kind] += data[at + 8:at + 8 + length]
+        at += 12 + length
+    width, height, depth, colour = struct.unpack(">IIBB", chunks[b"IHDR"][:10])
+    channels = {2: 3, 6: 4}[colour]
+    raw = zlib.decompress(chunks[b"IDAT"])
+    stride = width * channels
+    previous, total = bytearray(stride), 0
+    for y in range(height):
+        kind, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:
+                                                          (y + 1) * (stride + 1)])
+        for i in range(stride):
+            left = line[i - channels] if i >= channels else 0
+            up, corner = previous[i], previous[i - channels] if i >= channels else 0
+            if kind == 1:
+                line[i] = (line[i] + left) & 255
+            elif kind == 2:
+                line[i] = (line[i] + up) & 255
+            elif kind == 3:
+                line[i] = (line[i] + (left + up) // 2) & 255
+            elif kind == 4:
+                p = left + up - corner
+                pa, pb, pc = abs(p - left), abs(p - up), abs(p - corner)
+                line[i] = (line[i] + (left if pa <= pb and pa <= pc else
+                                      up if pb <= pc else corner)) & 255
+        total += sum(line[i] + line[i + 1] + line[i + 2] for i in range(0, stride, channels))
+        previous = line
+    return total / (3 * 255 * width * height)
+
+
+def set_theme(page, theme):
+    """Switch JupyterLab to its Light or Dark theme while the notebook is open."""
+    name = {"light": "JupyterLab Light", "dark": "JupyterLab Dark"}[theme]
+    page.evaluate("(theme) => window.jupyterapp.commands.execute('apputils:change-theme', "
+                  "{theme})", name)
+    page.wait_for_function("(light) => document.body.dataset.jpThemeLight === light",
+                           arg="true" if theme == "light" else "false")
+    page.wait_for_timeout(1500)         # the widgets hear of it and redraw
+
+
 def cell_errors(page):
     """Texts of error outputs (tracebacks, stderr) and widgets that failed to display."""
     return page.evaluate("""() => [
@@ -89,11 +166,14 @@ def cell_errors(page):
     ].map(el => el.textContent)""")
 
 
-# A cell has run when its prompt shows a number, e.g. "[3]:" (not "[ ]:" or "[*]:").
+# A cell has run when its prompt shows a number, e.g. "[3]:" (not "[ ]:" or "[*]:"); a
+# traceback stops "run all", so an error output ends the wait too (the test then reports it).
 _ALL_CELLS_RAN = """(count) => {
     const prompts = [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')];
-    return prompts.length === count &&
-        prompts.every(p => /\\[\\d+\\]/.test(p.textContent));
+    const failed = document.querySelector(
+        '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]');
+    return failed !== null || (prompts.length === count &&
+        prompts.every(p => /\\[\\d+\\]/.test(p.textContent)));
 }"""
 
 
@@ -119,13 +199,15 @@ def _notebook(cells):
 
 
 @contextlib.contextmanager
-def _jupyter_lab(folder, start_timeout=60):
+def _jupyter_lab(folder, theme="light", start_timeout=60):
     """Run JupyterLab in ``folder``; yield its URL with a ``{path}`` placeholder."""
     port, token = _free_port(), secrets.token_hex(16)
     settings = folder / ".settings" / "@jupyterlab" / "apputils-extension"
     settings.mkdir(parents=True)
     # No "Would you like to get notified about news?" toast across the screenshot.
     (settings / "notification.jupyterlab-settings").write_text('{"fetchNews": "false"}')
+    (settings / "themes.jupyterlab-settings").write_text(json.dumps(
+        {"theme": {"light": "JupyterLab Light", "dark": "JupyterLab Dark"}[theme]}))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
     log = open(folder / "jupyterlab.log", "w")    # a file: a full pipe would block the server

@@ -1,10 +1,12 @@
 """Point colours from a metadata column: categories or a numeric gradient.
 
-Categories use the Okabe–Ito palette, which people with the common forms of colour
-blindness can still tell apart. It has 8 colours, so with more categories the 7 most
-frequent get colours and the rest share grey "other" (cycling colours would make two
-categories look like one). Numbers use Viridis, which is also colour-blind safe and
-gets lighter monotonically, so it still reads in greyscale.
+Categories get as many colours as there are classes: up to 8 from the Okabe–Ito palette,
+which people with the common forms of colour blindness can still tell apart; 9 or 10 from
+Tableau's 10 (the ten digits each get their own); 11 to 20 from Tableau's 20 (its pairs of a
+strong and a light shade). With more, the 18 most frequent get Tableau 20's colours that are
+not grey and the rest share grey "others" (cycling colours would make two classes look like
+one). Numbers use Viridis, which is also colour-blind safe and gets lighter monotonically, so
+it still reads in greyscale. On a dark theme, black points would vanish: they turn light grey.
 """
 from collections import Counter
 
@@ -13,13 +15,26 @@ import numpy as np
 # Yellow comes late: on a white background it is the hardest colour to see.
 OKABE_ITO = ["#E69F00", "#56B4E9", "#009E73", "#0072B2",
              "#D55E00", "#CC79A7", "#F0E442", "#000000"]
+TABLEAU_10 = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+              "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
+TABLEAU_20 = ["#1f77b4", "#aec7e8", "#ff7f0e", "#ffbb78", "#2ca02c", "#98df8a", "#d62728",
+              "#ff9896", "#9467bd", "#c5b0d5", "#8c564b", "#c49c94", "#e377c2", "#f7b6d2",
+              "#7f7f7f", "#c7c7c7", "#bcbd22", "#dbdb8d", "#17becf", "#9edae5"]
+NOT_GREY = [c for c in TABLEAU_20 if c not in ("#7f7f7f", "#c7c7c7")]
 OTHER = "#BBBBBB"
-DIMMED = "#E3E3E3"
+DIMMED = {"light": "#E3E3E3", "dark": "#3C3C3C"}
+ON_DARK = {"#000000": "#E0E0E0"}
 # Viridis sampled at 0, 1/8, ..., 1; values in between are interpolated linearly.
 VIRIDIS = ["#440154", "#472D7B", "#3B528B", "#2C728E", "#21918C",
            "#28AE80", "#5EC962", "#ADDC30", "#FDE725"]
 # Up to this many distinct numbers are still treated as categories (digit labels 0-9).
 MAX_NUMERIC_CATEGORIES = 10
+
+
+def palette(count):
+    """The palette for ``count`` classes (at most 20)."""
+    return OKABE_ITO if count <= len(OKABE_ITO) else \
+        TABLEAU_10 if count <= len(TABLEAU_10) else TABLEAU_20
 
 
 def is_numeric(values):
@@ -31,7 +46,7 @@ def is_numeric(values):
     return bool(np.isfinite(numbers).all()) and len(np.unique(numbers)) > MAX_NUMERIC_CATEGORIES
 
 
-def colour_points(values):
+def colour_points(values, theme="light"):
     """Colours for one column as ``(levels, colourscale, legend)``.
 
     Plotly checks a list of 50 000 colour strings one by one, but takes a float array
@@ -48,23 +63,39 @@ def colour_points(values):
         return ((numbers - low) / (high - low)).astype(np.float32), scale, legend
     labels = np.array([str(v) for v in values], dtype=object)
     ranked = [name for name, _ in Counter(labels).most_common()]
-    if len(ranked) > len(OKABE_ITO):
-        named = ranked[:len(OKABE_ITO) - 1]
-        legend = [*zip(named, OKABE_ITO), (f"{len(ranked) - len(named)} others", OTHER)]
+    if len(ranked) > len(TABLEAU_20):
+        named = ranked[:len(NOT_GREY)]
+        legend = [*zip(named, NOT_GREY), (f"{len(ranked) - len(named)} others", OTHER)]
     else:
-        legend = list(zip(sorted(ranked), OKABE_ITO))
+        legend = list(zip(sorted(ranked, key=_natural), palette(len(ranked))))
+    if theme == "dark":
+        legend = [(name, ON_DARK.get(colour, colour)) for name, colour in legend]
     band = {name: i for i, (name, _) in enumerate(legend)}
-    other = len(legend) - 1          # only used when there are more than 8 categories
+    other = len(legend) - 1          # only used when there are more than 20 categories
     codes = np.array([band.get(label, other) for label in labels], dtype=np.float32)
     scale = [[edge / len(legend), colour] for i, (_, colour) in enumerate(legend)
              for edge in (i, i + 1)]
     return (codes + 0.5) / len(legend), scale, legend
 
 
-def with_dimmed(scale):
+def _natural(name):
+    """Sort key putting "2" before "10" (digit classes read in order)."""
+    return (0, float(name), name) if _is_number(name) else (1, 0.0, name)
+
+
+def _is_number(text):
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def with_dimmed(scale, theme="light"):
     """Extend a colourscale with DIMMED for the level -1 (use cmin=-1, cmax=1).
 
     Highlighting then only changes levels, never the colourscale: the rest of the
-    points get -1 and turn light grey.
+    points get -1 and turn light grey (dark grey on a dark theme).
     """
-    return [[0, DIMMED], [0.4999, DIMMED]] + [[0.5 + p / 2, c] for p, c in scale]
+    dimmed = DIMMED[theme]
+    return [[0, dimmed], [0.4999, dimmed]] + [[0.5 + p / 2, c] for p, c in scale]

@@ -7,7 +7,7 @@ exactly, so files move both ways between the two tools:
 - ``metadata.tsv``: one column -> no header, one value per line;
   several columns -> a header row with the column names, then one row per point.
 """
-import re
+import os
 
 import numpy as np
 
@@ -101,14 +101,18 @@ def read_metadata_tsv(path):
     """Read TensorBoard's ``metadata.tsv`` into ``{column: values}``.
 
     A file with one column has no header (the column is called ``"label"``);
-    a file with several has one.
+    a file with several has one. A column whose every field is a number as Python writes
+    it (``7``, ``-0.25``, ``1e-07``, ``nan``) comes back as numbers, the others as text:
+    the format holds no types, so this is how numbers written by ``to_tsv`` survive.
     """
-    with open(path, encoding="utf-8") as file:
-        lines = [line.rstrip("\r\n") for line in file]
-    while lines and not lines[-1]:
+    with open(path, encoding="utf-8", newline="") as file:
+        text = file.read()
+    # Every row ends with a newline: an empty label on the last row is a row too.
+    lines = [line.removesuffix("\r") for line in text.split("\n")]
+    if lines[-1] == "":
         lines.pop()
     if not any("\t" in line for line in lines):
-        return {"label": lines}
+        return {"label": _typed(lines)}
     header = lines[0].split("\t")
     columns = {name: [] for name in header}
     for line_number, line in enumerate(lines[1:], start=2):
@@ -119,29 +123,79 @@ def read_metadata_tsv(path):
                 f"{len(header)} columns ({', '.join(header)}).")
         for name, field in zip(header, fields):
             columns[name].append(field)
-    return columns
+    return {name: _typed(fields) for name, fields in columns.items()}
 
 
-def write_vectors_tsv(path, matrix):
-    """Write TensorBoard's ``vectors.tsv``: tab-separated floats, no header."""
-    matrix = np.asarray(matrix, dtype=np.float32)
-    with open(path, "w", encoding="utf-8") as file:
-        for row in matrix:
-            # str() of a float32 is its shortest exact form, so values survive a round trip.
-            file.write("\t".join(str(x) for x in row) + "\n")
+def _typed(fields):
+    """The fields as numbers when each is one, written exactly as Python writes it (so
+    "007" or "1.50" stay text: reading them as 7 or 1.5 would not give them back)."""
+    numbers = [_number(field) for field in fields]
+    return fields if not fields or None in numbers else numbers
 
 
-def write_metadata_tsv(path, columns):
-    """Write TensorBoard's ``metadata.tsv``: a header row only when there are 2+ columns."""
+def _number(field):
+    for kind in (int, float):
+        try:
+            value = kind(field)
+        except ValueError:
+            continue
+        if str(value) == field:
+            return value
+    return None
+
+
+def vectors_tsv(matrix):
+    """TensorBoard's ``vectors.tsv`` as text: tab-separated floats, no header."""
+    # str() of a float32 is its shortest exact form, so values survive a round trip.
+    return "".join("\t".join(str(x) for x in row) + "\n"
+                   for row in np.asarray(matrix, dtype=np.float32))
+
+
+def metadata_tsv(columns):
+    """TensorBoard's ``metadata.tsv`` as text: a header row only when there are 2+ columns.
+
+    A tab or a line break inside a name or a value would split it into two fields or two
+    rows, and TensorBoard's format has no way to escape them: such data is refused, with
+    the place it is in, rather than written into a file that reads back different.
+    """
     names = list(columns)
-    rows = zip(*(columns[name] for name in names))
-    with open(path, "w", encoding="utf-8") as file:
-        if len(names) > 1:
-            file.write("\t".join(names) + "\n")
-        for row in rows:
-            file.write("\t".join(_tsv_field(value) for value in row) + "\n")
+    for name in names:
+        if _breaks_tsv(name):
+            raise ValueError(
+                f"metadata column name {name!r} holds a tab or a line break, which TSV "
+                "uses between columns and rows, so the header could not be read back. "
+                "Rename the column.")
+    for name in names:
+        for row, value in enumerate(columns[name]):
+            if _breaks_tsv(str(value)):
+                raise ValueError(
+                    f"metadata column {name!r}, row {row}: the value {str(value)!r} holds a "
+                    "tab or a line break, which TSV uses between columns and rows, so the "
+                    "file could not be read back. Replace them first, e.g. "
+                    "[' '.join(str(v).split()) for v in values].")
+    lines = ["\t".join(names)] if len(names) > 1 else []
+    lines += ["\t".join(str(value) for value in row)
+              for row in zip(*(columns[name] for name in names))]
+    return "".join(line + "\n" for line in lines)
 
 
-def _tsv_field(value):
-    """A value as one TSV field; tabs and newlines would break the row structure."""
-    return re.sub(r"[\t\r\n]", " ", str(value))
+def _breaks_tsv(text):
+    return any(ch in text for ch in "\t\n\r")
+
+
+def write_files(files, overwrite=False):
+    """Write ``[(path, text), ...]``, after checking every path: two files on one path
+    would leave only the second, and an existing file is replaced only with ``overwrite``."""
+    paths = [os.path.realpath(path) for path, _ in files]
+    for i, path in enumerate(paths):
+        if path in paths[:i]:
+            raise ValueError(f"two files would be written to the same path {path}; give "
+                             "the vectors and the metadata different names.")
+    existing = [path for path in paths if os.path.exists(path)]
+    if existing and not overwrite:
+        raise FileExistsError(
+            f"{existing[0]} already exists; pass overwrite=True to replace it, or choose "
+            "another name.")
+    for path, text in files:
+        with open(path, "w", encoding="utf-8", newline="") as file:
+            file.write(text)

@@ -27,15 +27,19 @@ def pca(matrix, num_components=10):
     share :math:`\lambda_k / \sum_j \lambda_j` of the variance. ``C`` is only d x d,
     so this stays fast however many points there are.
 
-    Returns ``(coordinates (n, num_components), variance_ratio (num_components,))``.
+    Returns ``(coordinates (n, num_components), variance_ratio (num_components,))``; the
+    ratios are 0 when all points coincide (there is no variance to share).
     """
     centred = matrix - matrix.mean(axis=0)
+    centred[:, np.ptp(matrix, axis=0) == 0] = 0     # (a mean may round: constant is 0)
     covariance = (centred.T.astype(np.float64) @ centred) / (len(matrix) - 1)
     variance, directions = np.linalg.eigh(covariance)       # ascending order
     variance, directions = variance[::-1].clip(min=0), directions[:, ::-1]
     num_components = min(num_components, len(matrix) - 1, matrix.shape[1])
     coordinates = centred @ directions[:, :num_components].astype(np.float32)
-    return coordinates, (variance / variance.sum())[:num_components]
+    total = variance.sum()
+    ratio = variance / total if total > 0 else np.zeros_like(variance)
+    return coordinates, ratio[:num_components]
 
 
 def tsne(matrix, dims=2, perplexity=30.0, learning_rate="auto", iterations=500,
@@ -54,9 +58,12 @@ def tsne(matrix, dims=2, perplexity=30.0, learning_rate="auto", iterations=500,
         raise ImportError(
             "t-SNE in the projector needs openTSNE: pip install openTSNE "
             "(it is part of edugraph[lab]).") from None
+    if perplexity > largest_perplexity(len(matrix)):
+        raise ValueError(f"t-SNE: perplexity {perplexity:g} is too large for {len(matrix)} "
+                         "points: openTSNE needs 3 x perplexity < the number of points, "
+                         f"so at most {largest_perplexity(len(matrix)):.4g}.")
     exaggeration_iterations = 250 if initial is None else 0
     total = exaggeration_iterations + iterations
-    perplexity = min(perplexity, (len(matrix) - 1) / 3)   # openTSNE needs 3 * perplexity < n
     done = 0
 
     def report(iteration, error, embedding):
@@ -74,6 +81,12 @@ def tsne(matrix, dims=2, perplexity=30.0, learning_rate="auto", iterations=500,
         callbacks=report if progress else None, callbacks_every_iters=10,
         n_jobs=-1, random_state=seed)
     return np.asarray(model.fit(matrix), dtype=np.float32)
+
+
+def largest_perplexity(num_points):
+    """The largest perplexity t-SNE takes for ``num_points``: each point's neighbourhood
+    is fitted to about 3 x perplexity neighbours, and there are only ``num_points - 1``."""
+    return (num_points - 1) / 3
 
 
 def umap(matrix, dims=2, neighbours=15, min_dist=0.1, seed=0):

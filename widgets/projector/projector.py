@@ -10,6 +10,7 @@ also a method here, so it can be scripted and tested without a browser.
     >>> projector                                       # shows the widget
 """
 import re
+import warnings
 
 import numpy as np
 
@@ -53,12 +54,19 @@ class Projector:
                 f"{len(self.dropped)} row(s) contain NaN or Inf, at indices "
                 f"{_shorten(self.dropped)}. Fix the training run (a NaN usually means "
                 "the learning rate is too high) or pass drop_bad_rows=True to leave them out.")
+        if len(matrix) - len(self.dropped) < 3:
+            raise ValueError(
+                f"{len(self.dropped)} of the {len(matrix)} rows contain NaN or Inf, and "
+                f"without them {len(matrix) - len(self.dropped)} point(s) are left; the "
+                "projector needs at least 3. Fix the training run (a NaN usually means the "
+                "learning rate is too high).")
         self._keep(np.setdiff1d(np.arange(len(matrix)), self.dropped), matrix)
         groups = self.columns[stratify] if stratify else None
         self.indices, self.notice = sample(len(self.vectors), max_points, groups, seed)
         if len(self.dropped):
             self.notice = (f"Dropped {len(self.dropped)} row(s) with NaN/Inf: "
                            f"{_shorten(self.dropped)}. " + self.notice).strip()
+        self.view_notice = ""    # what is odd about the current view (set by each one)
         self.spherized = False
         self.given_coordinates = None
         self.variance = np.array([])   # PCA's explained variance ratios, once computed
@@ -82,11 +90,18 @@ class Projector:
         metadata = data.read_metadata_tsv(metadata_path) if metadata_path else None
         return cls(data.read_vectors_tsv(vectors_path), metadata, **options)
 
-    def to_tsv(self, vectors_path, metadata_path=None):
-        """Write all vectors (and metadata) in TensorBoard's formats."""
-        data.write_vectors_tsv(vectors_path, self.vectors)
+    def to_tsv(self, vectors_path, metadata_path=None, overwrite=False):
+        """Write all vectors (and metadata) in TensorBoard's formats.
+
+        ``from_tsv`` gives back the same vectors, and the same metadata where the format
+        can hold it: numbers and text (a single column is called "label"). Labels with
+        tabs or line breaks are refused; existing files are replaced only with
+        ``overwrite=True``.
+        """
+        files = [(vectors_path, data.vectors_tsv(self.vectors))]
         if metadata_path and self.columns:
-            data.write_metadata_tsv(metadata_path, self.columns)
+            files.append((metadata_path, data.metadata_tsv(self.columns)))
+        data.write_files(files, overwrite)
 
     # ---- projections: each sets self.coordinates for the sampled points -------------
     def _projection_input(self):
@@ -102,7 +117,8 @@ class Projector:
             raise ValueError(f"component {max(components) + 1} asked for, but the data "
                              f"has only {coordinates.shape[1]} components.")
         self.variance = ratio
-        titles = [f"PC{c + 1} ({100 * ratio[c]:.1f}%)" for c in components]
+        titles = [f"PC{c + 1} ({100 * ratio[c]:.1f}%)" if ratio.any() else
+                  f"PC{c + 1} (no variance)" for c in components]
         return self._show(coordinates[:, components], "PCA", titles,
                           dict(dims=dims, components=components))
 
@@ -116,13 +132,20 @@ class Projector:
         def report(done, total, coordinates):
             self._show(coordinates, "t-SNE", None, None, final=False)
             return progress(done, total, coordinates) if progress else False
+        largest, lowered = projections.largest_perplexity(len(self.indices)), ""
+        if perplexity > largest:
+            lowered = (f"t-SNE: perplexity {perplexity:g} is too large for "
+                       f"{len(self.indices)} points (openTSNE needs 3 x perplexity < the "
+                       f"number of points), so {largest:.4g} was used.")
+            warnings.warn(lowered, stacklevel=2)
+            perplexity = largest
         warm = warm_start and self._continues("t-SNE", dims)
         previous = self.coordinates if warm else None
         coordinates = projections.tsne(self._projection_input(), dims, perplexity,
                                        learning_rate, iterations, report, previous, self.seed)
         return self._show(coordinates, "t-SNE", None, dict(
             dims=dims, perplexity=perplexity, learning_rate=learning_rate,
-            iterations=iterations, progress=progress))
+            iterations=iterations, progress=progress), notice=lowered)
 
     def umap(self, dims=2, neighbours=15, min_dist=0.1):
         """UMAP (needs umap-learn)."""
@@ -158,8 +181,9 @@ class Projector:
         """Whether the current view can seed the next one (live mode keeps its layout)."""
         return getattr(self, "method", None) == method and self.coordinates.shape[1] == dims
 
-    def _show(self, coordinates, method, titles, settings, final=True):
-        """Make ``coordinates`` the current view and tell the listeners."""
+    def _show(self, coordinates, method, titles, settings, final=True, notice=""):
+        """Make ``coordinates`` the current view and tell the listeners; ``notice``: what
+        the student should know about it."""
         if final and method == "PCA" and self._continues("PCA", coordinates.shape[1]):
             # An eigenvector's sign is arbitrary; keep the old one so live views don't flip.
             signs = np.sign(np.sum(coordinates * self.coordinates, axis=0))
@@ -168,9 +192,18 @@ class Projector:
         self.axis_titles = titles or [f"{method} {i + 1}" for i in range(coordinates.shape[1])]
         if final:
             self.settings = settings
+            self.view_notice = " ".join(filter(None, [self._one_spot(), notice]))
         for listener in self.listeners:
             listener(final)
         return coordinates
+
+    def _one_spot(self):
+        """Why every point is drawn on one spot, when they all coincide ("" otherwise)."""
+        if np.ptp(self.vectors[self.indices], axis=0).max() > 0:
+            return ""
+        return (f"All {len(self.indices)} points are the same vector, so every projection "
+                "draws them on one spot and PCA finds no variance. Are the embeddings "
+                "trained (an embedding initialised with zeros looks like this)?")
 
     def refresh(self, vectors=None):
         """Live mode: re-read the embedding (or take ``vectors``) and re-project.
@@ -262,11 +295,12 @@ class Projector:
         rows, dists = analogy(self.vectors, *map(self.index_of, (a, b, c)), k, metric)
         return [(self.label(r), float(d)) for r, d in zip(rows, dists)]
 
-    def export_coordinates(self, path=None):
+    def export_coordinates(self, path=None, overwrite=False):
         """The current view as columns ``index, x, y[, z]`` plus the metadata.
 
         The dict goes straight into ``pandas.DataFrame``; with ``path`` it is also
-        written as a TSV file with a header row.
+        written as a TSV file with a header row (an existing file is replaced only with
+        ``overwrite=True``).
         """
         table = {"index": self.indices.tolist()}
         for axis, values in zip("xyz", self.coordinates.T):
@@ -274,7 +308,7 @@ class Projector:
         for name, values in self.columns.items():
             table.setdefault(name, [values[i] for i in self.indices])
         if path:
-            data.write_metadata_tsv(path, table)
+            data.write_files([(path, data.metadata_tsv(table))], overwrite)
         return table
 
     # ---- display -----------------------------------------------------------------
@@ -285,8 +319,7 @@ class Projector:
                  + ", ".join(self.axis_titles)]
         if self.columns:
             lines.append(f"metadata: {', '.join(self.columns)} (labels: {self.label_column})")
-        if self.notice:
-            lines.append(self.notice)
+        lines += [notice for notice in (self.notice, self.view_notice) if notice]
         return "\n".join(lines)
 
     @property

@@ -13,6 +13,11 @@ def sample(num_points, max_points, groups=None, seed=0):
     With ``groups`` (one label per point) each group keeps its proportion, rounded so
     that the total is exactly ``max_points``.
     """
+    if not isinstance(max_points, (int, np.integer)) or isinstance(max_points, bool) \
+            or max_points < 3:
+        raise ValueError(f"max_points={max_points!r} would show too few points: give a whole "
+                         "number of at least 3 (the default, 50 000, shows all of most "
+                         "data sets).")
     if num_points <= max_points:
         return np.arange(num_points), ""
     rng = np.random.default_rng(seed)

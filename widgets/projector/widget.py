@@ -5,24 +5,39 @@ colours, sizes and labels are per-point arrays. Everything that changes (a new
 projection, a search, a click) rewrites those arrays in place inside
 ``figure.batch_update()``, so the browser receives one message per change instead
 of redrawing thousands of separate traces.
+
+In 2-D the axes' ranges are set here, so a point's place on screen is known and the
+labels of highlighted points are put where they do not overlap (``labels.py``). The
+figure follows the notebook's light or dark theme; the side panel sits beside the
+picture, or below it in a narrow notebook.
 """
 import functools
 import html
 import importlib.util
+import itertools
+import os
 import threading
 
 import ipywidgets as w
 import numpy as np
 import plotly.graph_objects as go
 
+from ..measure import FONT
+from ..notebook import FIGURE, ThemeProbe, wrapping
 from .colours import colour_points, with_dimmed
 from .images import data_uri, png
+from .labels import place_labels
 from .neighbours import METRICS, neighbours
+from .projections import largest_perplexity
 
 POINT_SIZE = {2: 6, 3: 4}
 HIGHLIGHT_SIZE = {2: 10, 3: 6}
 SELECTED_SIZE = {2: 16, 3: 10}
 MAX_TEXT_LABELS = 100     # more labels than this on screen is only clutter
+LABELS_3D = 6             # in 3-D (no screen positions known): the selection and 5 more
+WIDTH, HEIGHT = 600, 520  # px: a fixed size (the widget box does not tell plotly its width)
+MARGIN = dict(l=50, r=10, t=10, b=40)
+LABEL_PX = 11
 NONE = "(none)"
 
 
@@ -51,12 +66,12 @@ class ProjectorWidget(w.VBox):
         self._stop = threading.Event()
         self._worker = None
         self._syncing = False       # True while the controls are set to match the projector
-        self.figure = go.FigureWidget(layout=dict(
-            # A fixed size: the widget box does not tell plotly how wide it may be.
-            width=600, height=520, margin=dict(l=50, r=10, t=10, b=40),
-            template="plotly_white",
-            hovermode="closest", showlegend=False))
+        self.theme = ThemeProbe()
+        self.figure = go.FigureWidget(layout=FIGURE["light"])
+        self.figure.update_layout(width=WIDTH, height=HEIGHT, margin=MARGIN,
+                                  hovermode="closest", showlegend=False, font_family=FONT)
         self._build_controls()
+        self.theme.observe(self._on_theme, "dark")
         projector.listeners.append(self._on_view)
         self._recolour()
         self._draw()
@@ -98,9 +113,11 @@ class ProjectorWidget(w.VBox):
                                       layout=w.Layout(width="190px"))
         self.selection = w.HTML("<i>Click a point to list its nearest neighbours.</i>")
         self.neighbour_list = w.HTML()
-        self.hover_image = w.Image(format="png", layout=w.Layout(width="84px"))
+        self.hover_image = w.Image(format="png", layout=w.Layout(width="84px",
+                                                                 display="none"))
         self.legend = w.HTML()
-        self.notice = w.HTML(f"<b>{html.escape(p.notice)}</b>" if p.notice else "")
+        self.notice = w.HTML()
+        self._show_notices()
         self.status = w.HTML()
 
         self.method.observe(self._on_method, "value")
@@ -120,23 +137,30 @@ class ProjectorWidget(w.VBox):
         side = w.VBox([self.selection, self.k, self.metric, self.neighbour_list,
                        w.HBox([self.isolate_button, self.show_all_button]),
                        self.clear_button] + ([self.hover_image] if p.images is not None else []),
-                      layout=w.Layout(width="300px", overflow="auto", max_height="560px"))
+                      layout=w.Layout(flex="0 0 300px", overflow="auto", max_height="560px"))
+        side.add_class("projector-side")
+        # The picture scrolls in its own box when the notebook is narrower; the side panel
+        # keeps its width, beside the picture or below it.
+        picture = w.Box([self.figure], layout=w.Layout(
+            flex=f"0 1 {WIDTH + 4}px", min_width="0", overflow="auto"))
         self.children = [
-            w.HBox([self.method, self.dims, self.spherize]),
+            w.HBox([self.method, self.dims, self.spherize], layout=wrapping()),
             self.method_settings,
-            w.HBox([self.colour_by, self.label_by]),
-            w.HBox([self.search_box, self.regex, self.match_count]),
+            w.HBox([self.colour_by, self.label_by], layout=wrapping()),
+            w.HBox([self.search_box, self.regex, self.match_count], layout=wrapping()),
             self.legend, self.notice, self.status,
-            w.HBox([self.figure, side]),
-            self.export_button,
+            w.HBox([picture, side], layout=w.Layout(flex_flow="row wrap",
+                                                    align_items="flex-start")),
+            self.export_button, self.theme,
         ]
 
     def _build_method_settings(self):
         """The settings row under the projection menu (one per method)."""
         n = len(self.projector.indices)
         self.progress = w.IntProgress(value=0, min=0, max=1, description="t-SNE")
-        self.perplexity = w.FloatSlider(value=min(30, (n - 1) / 3), min=2,
-                                        max=min(100, (n - 1) / 3), description="perplexity")
+        largest = largest_perplexity(n)
+        self.perplexity = w.FloatSlider(value=min(30, largest), min=min(2, largest),
+                                        max=min(100, largest), description="perplexity")
         # openTSNE's "auto" rate, written out so the student sees the number.
         self.learning_rate = w.FloatText(value=max(200.0, n / 12), description="learning rate")
         self.iterations = w.IntSlider(value=500, min=50, max=2000, step=50,
@@ -169,15 +193,15 @@ class ProjectorWidget(w.VBox):
     def _show_method_settings(self):
         dims = self.dims.value
         rows = {
-            "PCA": [w.HBox(self.components[:dims] + [self.variance])],
-            "t-SNE": [w.HBox([self.perplexity, self.learning_rate]),
-                      w.HBox([self.iterations, self.run_button, self.stop_button,
-                              self.progress])],
-            "UMAP": [w.HBox([self.neighbours_umap, self.min_dist, self.run_button])],
-            "Custom": [w.HBox([self.left, self.right, self.run_button])],
+            "PCA": [self.components[:dims] + [self.variance]],
+            "t-SNE": [[self.perplexity, self.learning_rate],
+                      [self.iterations, self.run_button, self.stop_button, self.progress]],
+            "UMAP": [[self.neighbours_umap, self.min_dist, self.run_button]],
+            "Custom": [[self.left, self.right, self.run_button]],
             "Given": [],
         }
-        self.method_settings.children = rows[self.method.value]
+        self.method_settings.children = [w.HBox(row, layout=wrapping())
+                                          for row in rows[self.method.value]]
 
     # ---- projections -------------------------------------------------------------
     def _on_method(self, _):
@@ -249,6 +273,14 @@ class ProjectorWidget(w.VBox):
             self._draw()
         if final:
             self._sync_controls()
+            self._show_notices()
+
+    def _show_notices(self):
+        """The data's notice (a sample, dropped rows) and the view's (points on one spot,
+        a perplexity lowered)."""
+        p = self.projector
+        self.notice.value = "<br>".join(f"<b>{html.escape(notice)}</b>"
+                                        for notice in (p.notice, p.view_notice) if notice)
 
     def _sync_controls(self):
         """The controls show the projection that is drawn, whether a control or code
@@ -299,6 +331,7 @@ class ProjectorWidget(w.VBox):
         with self.figure.batch_update():
             self.figure.data = ()
             self.figure.add_trace(trace)
+            self._ranges(coordinates)
             self._style()
             self._titles()
         self.figure.data[0].on_click(self._on_click)
@@ -311,7 +344,28 @@ class ProjectorWidget(w.VBox):
         with self.figure.batch_update():
             for axis, values in zip("xyz", coordinates.T):
                 setattr(trace, axis, values)
+            self._ranges(coordinates)
+            if self.selected is not None or len(self.matches):
+                self._style()               # labels move with their points
             self._titles()
+
+    def _ranges(self, coordinates):
+        """2-D: the axes span the points with a 5 % margin, set here rather than by plotly,
+        so that each point's place on screen is known (for its label)."""
+        if coordinates.shape[1] != 2 or not len(coordinates):
+            return
+        for axis, values in zip(("xaxis", "yaxis"), coordinates.T):
+            low, high = float(values.min()), float(values.max())
+            pad = 0.05 * (high - low) or 1.0
+            self.figure.layout[axis].update(range=[low - pad, high + pad], autorange=False)
+
+    def _on_screen(self, positions):
+        """Pixel positions (y downwards) of points at data ``positions`` (2-D)."""
+        (x0, x1), (y0, y1) = self.figure.layout.xaxis.range, self.figure.layout.yaxis.range
+        width = WIDTH - MARGIN["l"] - MARGIN["r"]
+        height = HEIGHT - MARGIN["t"] - MARGIN["b"]
+        return [(MARGIN["l"] + (x - x0) / (x1 - x0) * width,
+                 MARGIN["t"] + (y1 - y) / (y1 - y0) * height) for x, y in positions]
 
     def _titles(self):
         titles = self.projector.axis_titles
@@ -330,9 +384,10 @@ class ProjectorWidget(w.VBox):
             self.legend.value = ""
         else:
             values = [p.columns[self.colour_by.value][i] for i in p.indices]
-            self.levels, self.colourscale, legend = colour_points(values)
+            self.levels, self.colourscale, legend = colour_points(values, self.theme.name)
             swatch = ("<span style='display:inline-block;width:11px;height:11px;"
-                      "background:{};margin:0 3px 0 10px'></span>{}")
+                      "background:{};margin:0 3px 0 10px;border:1px solid "
+                      "var(--jp-border-color1, #bdbdbd)'></span>{}")
             self.legend.value = "".join(swatch.format(c, html.escape(str(name)))
                                         for name, c in legend)
         if self.figure.data:
@@ -352,18 +407,51 @@ class ProjectorWidget(w.VBox):
         labels = np.array([self.projector.label(r) for r in rows], dtype=object)
         labelled = highlighted | selected
         trace = self.figure.data[0]
-        trace.marker.update(color=levels, colorscale=with_dimmed(self.colourscale),
+        trace.textfont = dict(size=LABEL_PX, family=FONT)
+        trace.marker.update(color=levels,
+                            colorscale=with_dimmed(self.colourscale, self.theme.name),
                             cmin=-1, cmax=1, size=sizes)
         trace.hovertext = labels
         if 0 < labelled.sum() <= MAX_TEXT_LABELS:
-            trace.text = np.where(labelled, labels, "")
+            texts, sides = self._labels(rows, labels, selected)
+            trace.text, trace.textposition = texts, sides
             trace.mode = "markers+text"
         else:
             trace.mode = "markers"
 
+    def _labels(self, rows, labels, selected):
+        """The text of each point on screen ("" for none) and its side: the selection first,
+        then its neighbours by rank, then the search matches, each where it overlaps no
+        label before it."""
+        order = [row for row in [self.selected, *self.neighbour_rows, *self.matches]
+                 if row is not None]
+        position = {row: i for i, row in enumerate(rows.tolist())}
+        wanted = list(dict.fromkeys(position[row] for row in order if row in position))
+        texts = np.full(len(rows), "", dtype=object)
+        sides = np.full(len(rows), "middle right", dtype=object)
+        if self._trace_dims() == 3:
+            for i in wanted[:LABELS_3D]:
+                texts[i] = labels[i]
+            return texts, sides
+        coordinates = self.projector.coordinates[self.shown][wanted]
+        plot_area = (MARGIN["l"], MARGIN["t"], WIDTH - MARGIN["r"], HEIGHT - MARGIN["b"])
+        placed = place_labels(self._on_screen(coordinates), [labels[i] for i in wanted],
+                              LABEL_PX, HIGHLIGHT_SIZE[2], plot_area)
+        for i, side in zip(wanted, placed):
+            if side is not None:
+                texts[i], sides[i] = labels[i], side
+        return texts, sides
+
     def _restyle(self):
         with self.figure.batch_update():
             self._style()
+
+    def _on_theme(self, _):
+        """The notebook's theme changed: the figure's template and the point colours follow
+        (the legend and panels use the notebook's own colours)."""
+        with self.figure.batch_update():
+            self.figure.update_layout(FIGURE[self.theme.name])
+        self._recolour()
 
     # ---- search, selection, neighbours -------------------------------------------
     def _on_label_by(self, change):
@@ -387,6 +475,7 @@ class ProjectorWidget(w.VBox):
 
     def _on_hover(self, trace, points, state):
         if points.point_inds:
+            self.hover_image.layout.display = ""        # (hidden until there is an image)
             self.hover_image.value = png(self.projector.images[
                 self._rows()[points.point_inds[0]]])
 
@@ -407,7 +496,8 @@ class ProjectorWidget(w.VBox):
                  f"<td style='text-align:right'>{d:.4f}</td></tr>"
                  for rank, (r, d) in enumerate(zip(self.neighbour_rows, dists), start=1)]
         self.neighbour_list.value = (
-            "<table class='projector-neighbours'><tr><th>#</th><th>neighbour</th>"
+            "<style>.projector-neighbours td, .projector-neighbours th {padding: 0 6px}"
+            "</style><table class='projector-neighbours'><tr><th>#</th><th>neighbour</th>"
             f"<th style='text-align:right'>{self.metric.value} distance</th></tr>"
             f"{''.join(lines)}</table>")
         self._restyle()
@@ -439,6 +529,9 @@ class ProjectorWidget(w.VBox):
         self._draw()
 
     @reports_errors
-    def _on_export(self, _=None, path="projection.tsv"):
+    def _on_export(self, _=None, name="projection"):
+        """Write the view to a new file: projection.tsv, else projection_2.tsv, ..."""
+        paths = (f"{name}.tsv" if i == 1 else f"{name}_{i}.tsv" for i in itertools.count(1))
+        path = next(path for path in paths if not os.path.exists(path))
         self.projector.export_coordinates(path)
         self.status.value = f"Coordinates written to <code>{html.escape(path)}</code>."

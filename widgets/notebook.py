@@ -1,0 +1,64 @@
+"""How the widgets fit the notebook they are in: its theme, light or dark, and its width.
+
+Python cannot see the page. ``ThemeProbe`` is an invisible widget whose few lines of
+JavaScript read JupyterLab's theme (``data-jp-theme-light`` on the page's body, which
+JupyterLab sets and changes when the student picks another theme; elsewhere, the lightness
+of the background) and send it back as ``dark``. A widget puts a probe among its children and
+redraws its figures when ``dark`` changes. HTML parts need no probe: they are styled with
+JupyterLab's CSS variables (``var(--jp-ui-font-color1)``), which follow the theme by themselves.
+"""
+import anywidget
+import ipywidgets as w
+import traitlets
+
+ESM = """
+function isDark() {
+  const light = document.body.dataset.jpThemeLight;
+  if (light !== undefined) return light === "false";
+  const rgb = getComputedStyle(document.body).backgroundColor.match(/[\\d.]+/g) || [255];
+  const [r, g, b] = rgb.map(Number);
+  return 0.2126 * r + 0.7152 * g + 0.0722 * (b === undefined ? r : b) < 128;
+}
+export default {
+  render({ model, el }) {
+    el.style.display = "none";
+    const tell = () => {
+      if (model.get("dark") !== isDark()) {
+        model.set("dark", isDark());
+        model.save_changes();
+      }
+    };
+    tell();
+    const watch = new MutationObserver(tell);
+    watch.observe(document.body, { attributes: true });
+    return () => watch.disconnect();
+  },
+};
+"""
+
+
+class ThemeProbe(anywidget.AnyWidget):
+    """``dark`` is True while the notebook shows a dark theme."""
+
+    _esm = ESM
+    dark = traitlets.Bool(False).tag(sync=True)
+
+    @property
+    def name(self):
+        return "dark" if self.dark else "light"
+
+
+# Figure settings per theme: plotly's template, and a see-through background so that the
+# figure takes the notebook's own background colour.
+FIGURE = {
+    "light": dict(template="plotly_white", paper_bgcolor="rgba(0,0,0,0)",
+                  plot_bgcolor="rgba(0,0,0,0)", font=dict(color="#1f1f1f")),
+    "dark": dict(template="plotly_dark", paper_bgcolor="rgba(0,0,0,0)",
+                 plot_bgcolor="rgba(0,0,0,0)", font=dict(color="#e8e8e8")),
+}
+
+
+def wrapping():
+    """The layout of a row whose items wrap onto the next line in a narrow notebook (a new
+    Layout each time: boxes sharing one would share their ``display`` too)."""
+    return w.Layout(flex_flow="row wrap", align_items="center")
