@@ -5,6 +5,10 @@ f = (w·x + b)² updates the picture in < 50 ms on the Python side. Both for an 
 for a static graph, whose values come from one ``Session.run`` (and, for the slider, a
 ``Session.run`` again with the new value fed).
 
+Then what a student opens (issue 26): lesson 3's training graph and a 20 000-node graph, eager
+(no name scopes) and static (a scope per layer): the time to build, the size of the figure the
+browser receives (its JSON), and one step of the walk.
+
     python -m bench.bench_inspector        (from the repository root)
 """
 import time
@@ -54,6 +58,38 @@ def static_f():
     return f, eg.Session(graph=graph), {x: 2.0, w: -1.0, b: 3.0}
 
 
+def lesson3_graph():
+    """Lesson 3's dense layer, its loss and minimize's gradient and update nodes, as the
+    lesson shows them (the gradients scope collapsed)."""
+    eg.random.set_seed(0)
+    (images, labels), _ = eg.datasets.load_digits()
+    x_train = images[:5].reshape(5, -1)
+    y_train = np.eye(10, dtype=np.float32)[labels[:5]]
+    graph = eg.Graph()
+    with graph.as_default():
+        x = eg.placeholder(eg.float32, shape=(None, x_train.shape[1]), name="x")
+        y = eg.placeholder(eg.float32, shape=(None, 10), name="y")
+        y_pred = eg.layers.dense(inputs=x, units=10, activation=eg.nn.relu)
+        loss = eg.losses.mean_squared_error(y_pred, y)
+        updates = eg.train.GradientDescentOptimizer(1e-2).minimize(loss)
+        sess = eg.Session()
+        sess.run(eg.global_variables_initializer())
+    return dict(target=[loss, updates], session=sess, feed_dict={x: x_train, y: y_train},
+                output=loss, collapsed=["gradients"])
+
+
+def opened(name, make):
+    """Build an inspector, then one step of its walk: seconds, and the figure's size."""
+    start = time.perf_counter()
+    inspector = make()
+    build = time.perf_counter() - start
+    size = len(inspector.figure.to_json())
+    step = best_of(lambda: setattr(inspector.step, "value", (inspector.step.value + 1) % 3),
+                   3)[0]
+    print(f"{name:<29}{len(inspector.view.nodes):6d} nodes: build {build:6.2f} s, figure "
+          f"{size / 1e6:6.2f} MB, step {step * 1e3:7.1f} ms")
+
+
 def best_of(fn, repeats):
     times = []
     for _ in range(repeats):
@@ -92,6 +128,14 @@ def main():
     best, median = best_of(lambda: setattr(small.sliders[1], "value", next(values)), 50)
     print(f"static slider, (w·x + b)²:     best {best * 1e3:7.2f} ms  "
           f"median {median * 1e3:7.2f} ms   (target < 50 ms)")
+
+    lesson3 = lesson3_graph()
+    opened("lesson 3's training graph", lambda: GraphInspector(**lesson3))
+    loss = mlp_loss(4000)
+    opened("eager MLP, no name scopes", lambda: GraphInspector(loss))
+    loss, sess, feed = static_mlp(4000)
+    opened("static MLP, scope per layer", lambda: GraphInspector(loss, session=sess,
+                                                                 feed_dict=feed))
 
 
 if __name__ == "__main__":

@@ -5,10 +5,11 @@ import pytest
 import edugraph as eg
 from edugraph.view import graph_view
 from widgets.inspector import GraphInspector
-from widgets.inspector.colours import diverging, signed_colours
+from widgets.inspector import colours
 from widgets.inspector.detail import heatmap, node_detail
-from widgets.inspector.layout import layered_layout
-from widgets.inspector.scene import Scene
+from widgets.inspector.layout import crossings, layered_layout, spread
+from widgets.inspector.scene import MARKER, Scene
+from widgets.inspector.widget import MAX_BOXES
 
 
 def f(x, w, b):
@@ -29,98 +30,206 @@ def chain_graph(layers=3, width=4):
     return h.sum()
 
 
+def lesson3_view(collapsed=("gradients",)):
+    """Lesson 3's dense layer, its loss, minimize's gradients and update (issue 26's tangle)."""
+    from bench.bench_inspector import lesson3_graph
+    graph = lesson3_graph()
+    view = graph_view(graph["target"], session=graph["session"],
+                      feed_dict=graph["feed_dict"], output=graph["output"])
+    return view.collapse(*collapsed) if collapsed else view
+
+
+def overlaps(rectangles):
+    """Pairs of (name, (x0, y0, x1, y1)) whose rectangles overlap."""
+    found = []
+    for i, (a, (ax0, ay0, ax1, ay1)) in enumerate(rectangles):
+        for b, (bx0, by0, bx1, by1) in rectangles[i + 1:]:
+            if min(ax1, bx1) > max(ax0, bx0) and min(ay1, by1) > max(ay0, by0):
+                found.append((a, b))
+    return found
+
+
+def markers(scene, frame):
+    """The rectangle of every node's marker, named after the node."""
+    found = []
+    for b in frame.boxes:
+        if b.kind in MARKER:
+            x, y = scene.position[b.id]
+            r = MARKER[b.kind] / 2
+            found.append((f"marker {b.label}", (x - r, y - r, x + r, y + r)))
+    return found
+
+
 # ----------------------------------------------------------------------------- layout
 def test_layout_puts_every_op_right_of_its_inputs_and_leaves_next_to_their_consumer():
-    nodes = ["a", "b", "c", "d", "e"]
-    edges = [("a", "c"), ("b", "c"), ("c", "e"), ("d", "e")]
-    pos = layered_layout(nodes, edges)
-    for s, t in edges:
-        assert pos[s][0] < pos[t][0]
-    assert pos["d"][0] == pos["e"][0] - 1      # d is only read by e: it stands beside e
-    columns = {}
-    for n, (c, r) in pos.items():
-        columns.setdefault(c, []).append(r)
-    for rows in columns.values():              # no two nodes on the same spot, centred on 0
-        assert len(set(rows)) == len(rows) and abs(sum(rows)) < 1e-9
+    boxes = {n: (30, 30) for n in "abcde"}
+    links = [("a", "c", (60, 40)), ("b", "c", (60, 40)), ("c", "e", (60, 40)),
+             ("d", "e", (60, 40))]
+    placed = layered_layout(boxes, links)
+    x = {n: p[0] for n, p in placed.boxes.items()}
+    for s, t, _ in links:
+        assert x[s] < x[t]
+    assert x["d"] > x["b"]                  # d is only read by e: it stands beside e
+    for route, (s, t, size) in zip(placed.routes, links):
+        assert route.points[0] == placed.boxes[s]
+        assert route.points[-1][0] == x[t] and abs(route.points[-1][1] - placed.boxes[t][1]) <= 12
+        assert x[s] < route.label[0] < x[t]     # the label sits on the wire, between them
+        assert route.points[1][1] == route.points[0][1]      # it leaves and enters level,
+        assert route.points[-2][1] == route.points[-1][1]    # clear of the words by a node
+    into_c = [r.points[-1][1] for r, (_, t, _) in zip(placed.routes, links) if t == "c"]
+    assert into_c[0] != into_c[1]                  # side by side: two arrowheads, not one
 
 
-def crossings(pos, edges):
-    count = 0
-    for i, (a, b) in enumerate(edges):
-        for c, d in edges[i + 1:]:
-            if pos[a][0] == pos[c][0] and pos[b][0] == pos[d][0] and len({a, b, c, d}) == 4:
-                count += (pos[a][1] - pos[c][1]) * (pos[b][1] - pos[d][1]) < 0
-    return count
+def test_layout_keeps_every_box_and_label_clear_of_the_others():
+    boxes = {n: (20 + 10 * i, 20 + 7 * i) for i, n in enumerate("abcdefg")}
+    links = [("a", "d", (90, 44)), ("b", "d", (70, 44)), ("c", "d", (50, 44)),
+             ("a", "g", (80, 44)), ("d", "e", (60, 44)), ("e", "g", (60, 44)),
+             ("f", "g", (60, 44)), ("g", None, (60, 44))]
+    placed = layered_layout(boxes, links)
+    rectangles = [(n, (x - boxes[n][0] / 2, y - boxes[n][1] / 2, x + boxes[n][0] / 2,
+                       y + boxes[n][1] / 2)) for n, (x, y) in placed.boxes.items()]
+    rectangles += [(f"label {i}", (r.label[0] - s[0] / 2, r.label[1] - s[1] / 2,
+                                   r.label[0] + s[0] / 2, r.label[1] + s[1] / 2))
+                   for i, (r, (_, _, s)) in enumerate(zip(placed.routes, links))]
+    assert overlaps(rectangles) == []
+    assert all(0 <= x0 and x1 <= placed.width and 0 <= y0 and y1 <= placed.height
+               for _, (x0, y0, x1, y1) in rectangles)
+    assert placed.routes[-1].points[-1][0] > placed.boxes["g"][0]    # the output's wire
 
 
-def test_barycentre_sweeps_remove_crossings():
-    nodes = ["a", "b", "c", "x", "y", "z"]
-    edges = [("a", "z"), ("b", "y"), ("c", "x")]     # given order crosses everything
-    assert crossings(layered_layout(nodes, edges, sweeps=0), edges) == 3
-    assert crossings(layered_layout(nodes, edges), edges) == 0
+def test_spread_is_the_closest_placement_that_keeps_the_gaps():
+    assert spread([0, 0, 0], [10, 10]) == [-10, 0, 10]           # centred on the wish
+    assert spread([0, 50, 20], [10, 10]) == [0, 30, 40]          # 50 and 20 pooled
+    assert spread([5, 6], [10], lower=20) == [20, 30]
+
+
+def test_ordering_sweeps_remove_crossings():
+    boxes = {n: (20, 20) for n in ["a", "b", "c", "x", "y", "z"]}
+    links = [("a", "z", None), ("b", "y", None), ("c", "x", None)]   # given order crosses
+    assert layered_layout(boxes, links, sweeps=0).boxes["a"][1] < \
+        layered_layout(boxes, links, sweeps=0).boxes["c"][1]
+    placed = layered_layout(boxes, links)
+    order = sorted(boxes, key=lambda n: placed.boxes[n][1])
+    assert order.index("a") < order.index("c") and order.index("z") < order.index("x")
+    assert crossings([["a", "b"], ["x", "y"]], {"a": ["y"], "b": ["x"]}) == 1
 
 
 def test_layout_is_deterministic():
-    first = Scene(graph_view(chain_graph())).position
-    second = Scene(graph_view(chain_graph())).position
-    assert first == second
+    first = Scene(graph_view(chain_graph()).frame())
+    second = Scene(graph_view(chain_graph()).frame())
+    assert first.position == second.position and first.routes == second.routes
+
+
+def test_gradient_nodes_are_put_aside_below_the_forward_graph():
+    view = lesson3_view(collapsed=())
+    scene = Scene(view.frame())
+    forward = [scene.position[n.id][1] for n in view.nodes if not n.gradient_node]
+    backward = [scene.position[n.id][1] for n in view.nodes if n.gradient_node]
+    assert min(backward) > max(forward)
 
 
 # ----------------------------------------------------------------------------- scene
-def test_full_frame_shows_values_gradients_gates_and_edge_shapes():
-    view = f_view()
-    frame = Scene(view).frame()
-    texts = dict(zip(frame["ids"], frame["node_text"]))
-    assert "= -2" in texts[view.node("mul").id] and "∇ 2" in texts[view.node("mul").id]
-    gates = dict(zip(frame["ids"], frame["gate_text"]))
-    assert "switches" in gates[view.node("mul").id]
-    assert "distributes" in gates[view.node("add").id]
-    assert all(t.startswith("scalar") for t in frame["label_text"])
-    assert "∇ 4" in " ".join(frame["label_text"])           # the edge back to w carries 4
-    # arrowheads point from input to op: rightwards, and turned clockwise when going down
-    scene = Scene(view)
-    for (s, t, _), angle in zip(scene.links, frame["arrow_angle"]):
-        (x0, y0), (x1, y1) = scene.position[s], scene.position[t]
-        assert np.cos(np.radians(angle)) > 0 and np.sign(angle) == np.sign(y0 - y1)
-    # colours: w's gradient 4 is the largest (deep blue), x's -2 is red
-    colours = dict(zip(frame["ids"], frame["colour"]))
-    assert colours[view.node("w").id] == diverging(1.0)
-    assert colours[view.node("x").id] == diverging(-0.5)
+def test_no_two_labels_overlap_in_lesson_3s_graph():
+    """Issue 26: labels were drawn on top of each other ("μ=0.0006402μ=-0.0006402")."""
+    for collapsed in (("gradients",), ()):
+        view = lesson3_view(collapsed)
+        for step in (None, 3, len(view.nodes) + 2):
+            frame = view.frame(step=step)
+            scene = Scene(view.frame())
+            labels = scene.label_boxes(frame)
+            assert len(labels) > 40
+            assert overlaps(labels) == []
+            signs = {b.symbol for b in frame.boxes if b.symbol}
+            words = [(text, box) for text, box in labels        # (a sign sits in its circle)
+                     if text not in signs]
+            assert [pair for pair in overlaps(words + markers(scene, frame))
+                    if "marker" in pair[0] + pair[1]] == []
+            assert "mean" in signs and all(x1 - x0 <= MARKER["op"] - 6 for text, (x0, _, x1, _)
+                                           in labels if text in signs)
 
 
-def test_step_frames_highlight_the_active_node_and_edges():
+def test_the_picture_is_the_lectures_circuit():
+    """Values above the wires, gradients below, the op's sign in its circle, gate words."""
     view = f_view()
-    scene = Scene(view)
+    frame = view.frame()
+    scene = Scene(frame)
+    texts = {}
+    for trace, x, y, text, px in scene.texts(frame):
+        texts.setdefault(trace, []).append((x, y, text, px))
+    assert {t for _, _, t, _ in texts["symbols"]} == {"<b>×</b>", "<b>+</b>", "<b>x²</b>"}
+    assert {t for _, _, t, _ in texts["gates"]} == {"<i>switches</i>", "<i>distributes</i>"}
+    values = {t: y for _, y, t, _ in texts["values"]}
+    grads = {t: y for _, y, t, _ in texts["grads"]}
+    assert values["-1"] < grads["∇ 4"]               # w's wire: value above, gradient below
+    sizes = {px for trace in ("values", "grads") for *_, px in texts[trace]}
+    others = {px for trace in ("names", "gates") for *_, px in texts[trace]}
+    assert min(sizes) > max(others)                  # the largest words on a wire
+    drawn = scene.draw(frame, "light")
+    arrows = drawn["arrows"]
+    assert len(arrows["x"]) == len(frame.wires)      # one arrowhead per wire, pointing right
+    assert all(np.cos(np.radians(a)) > 0 for a in arrows["angle"])
+
+
+def test_wires_and_nodes_are_coloured_on_a_stated_symmetric_scale():
+    view = f_view()
+    frame = view.frame()
+    assert frame.scale.limit == 10 and frame.scale.boundaries()[0] == 0.001
+    levels = {b.label: b.level for b in frame.boxes}
+    assert levels["w"] == 4 and levels["x"] == -4        # ∇ 4 and ∇ -2: same size, signs
+    drawn = Scene(frame).draw(frame, "light")
+    node_colour = dict(zip(drawn["nodes"]["ids"], drawn["nodes"]["colour"]))
+    assert node_colour[view.node("w").id] == colours.SHADES[8]
+    assert node_colour[view.node("x").id] == colours.SHADES[0]
+    assert len(drawn["lines"][4]["x"]) > 0 and len(drawn["lines"][-4]["x"]) > 0
+    assert colours.ink_on(4) == "#ffffff" and colours.ink_on(0) == "#000000"
+
+
+def test_step_frames_show_what_is_known_and_the_rule_on_the_active_wires():
+    view = f_view()
+    scene = Scene(view.frame())
     steps = view.steps()
     mul_forward = next(i for i, s in enumerate(steps) if s["node"] == view.node("mul").id)
-    frame = scene.frame(step=mul_forward)
-    assert frame["active"] == view.node("mul").id
-    assert frame["caption"] == "forward 3/6: mul(w, x) = -2"
-    assert len(frame["active_x"]) == 2 * 3                  # its two input edges lit
-    texts = dict(zip(frame["ids"], frame["node_text"]))
-    assert "∇" not in "".join(frame["node_text"])           # no gradient yet going forward
-    assert "= 1" not in texts[view.node("square").id]       # square not computed yet
-    first_back = scene.frame(step=len(view.nodes))
-    assert first_back["caption"] == "backward 1/6: start at square with gradient 1"
-    assert first_back["ring_colour"] == ["#FF8C00"]
-    texts = dict(zip(first_back["ids"], first_back["node_text"]))
-    assert "∇ 1" in texts[view.output] and "∇" not in texts[view.node("w").id]
+    frame = view.frame(step=mul_forward)
+    assert frame.active == view.node("mul").id
+    assert frame.caption == "forward 3/6: mul(w, x) = -2"
+    assert sum(w.active for w in frame.wires) == 2          # its two input wires lit
+    assert all(not w.grad for w in frame.wires)              # no gradient going forward
+    square_in = next(w for w in frame.wires if w.target == view.output)
+    assert square_in.value == ""                             # add not computed yet
+    drawn = scene.draw(frame, "light")
+    assert drawn["rings"]["colour"] == [colours.THEMES["light"]["active"]]
+    assert "rules" not in drawn["texts"]                    # no rule going forward
+
+    first_back = view.frame(step=len(view.nodes))
+    assert first_back.caption == "backward 1/6: start at square with gradient 1"
+    mul_back = view.frame(step=len(view.nodes) + 3)
+    assert mul_back.caption.startswith("backward 4/6: mul (switches) sends ∇ 2")
+    assert "each input receives the upstream gradient times the other input" in \
+        mul_back.caption
+    written = scene.draw(mul_back, "light")["texts"]["rules"]["text"]
+    assert written == ["<b>2 × 2 = 4</b>", "<b>2 × -1 = -2</b>"]     # on the lit wires
+    assert overlaps(scene.label_boxes(mul_back)) == []
 
 
 def test_selected_node_is_ringed():
     view = f_view()
-    frame = Scene(view).frame(selected=view.node("b").id)
-    assert frame["ring_colour"] == ["#000000"]
-    assert (frame["ring_x"][0], frame["ring_y"][0]) == Scene(view).position[view.node("b").id]
+    frame = view.frame()
+    scene = Scene(frame)
+    drawn = scene.draw(frame, "dark", selected=view.node("b").id)
+    assert drawn["rings"]["colour"] == [colours.THEMES["dark"]["selected"]]
+    assert (drawn["rings"]["x"][0], drawn["rings"]["y"][0]) == scene.position[view.node("b").id]
 
 
 def test_fan_out_is_labelled_sums():
     x = eg.tensor(3.0, requires_grad=True)
     view = graph_view(x * x + x, names={"x": x})
-    frame = Scene(view).frame()
-    gates = dict(zip(frame["ids"], frame["gate_text"]))
-    assert gates[view.node("x").id] == "<i>sums 3</i>"
-    assert "2× scalar" in frame["label_text"]               # x feeds mul twice: one link
+    frame = view.frame()
+    box = next(b for b in frame.boxes if b.label == "x")
+    assert box.gate == "sums 3" and box.note == "∇ 7 = 3 + 3 + 1"
+    twice = next(w for w in frame.wires if w.target == view.node("mul").id)
+    assert twice.value == "2× 3" and twice.grad == "∇ 3 + 3"     # x feeds mul twice
+    gates = [text for trace, _, _, text, _ in Scene(frame).texts(frame) if trace == "gates"]
+    assert "<i>sums 3</i>" in gates
 
 
 def test_collapsed_scope_stands_for_its_nodes():
@@ -128,67 +237,103 @@ def test_collapsed_scope_stands_for_its_nodes():
     for n in view.nodes:
         if n.label in ("mul", "add"):
             n.scope = "layer1"
-    scene = Scene(view, collapsed=["layer1"])
-    assert "scope:layer1" in scene.shown and len(scene.members["scope:layer1"]) == 2
-    assert view.node("mul").id not in scene.shown
-    links = {(s, t) for s, t, _ in scene.links}
-    assert (view.node("w").id, "scope:layer1") in links
-    assert ("scope:layer1", view.output) in links
-    frame = scene.frame()
-    assert "layer1 ▸" in frame["node_text"][frame["ids"].index("scope:layer1")]
+    view.collapse("layer1")
+    frame = view.frame()
+    scene = Scene(frame)
+    box = next(b for b in frame.boxes if b.id == "scope:layer1")
+    assert box.members == 2 and box.kind == "scope"
+    assert view.node("mul").id not in scene.ids
+    assert (view.node("w").id, "scope:layer1") in scene.links
+    assert ("scope:layer1", view.output) in scene.links
+    texts = [t for _, _, _, t, _ in scene.texts(frame)]
+    assert "<b>layer1</b>" in texts and "▸ 2 nodes" in texts
+    drawn = scene.draw(frame, "light")
+    assert len(drawn["boxes_x"]) == 6                # one rectangle, outlined and filled
 
 
 def test_gradient_nodes_can_be_hidden():
     view = f_view()
     view.node("square").gradient_node = True
-    assert view.output not in Scene(view, show_gradient_nodes=False).shown
-    assert view.output in Scene(view).shown
+    assert view.output not in view.show_gradient_nodes(False).shown().members
+    assert view.output in view.show_gradient_nodes(True).shown().members
 
 
 def test_warnings_and_gradient_check_are_marked():
     x = eg.tensor([1.0, -2.0], requires_grad=True)
     view = graph_view(eg.relu(x - 5).sum(), names={"x": x})
-    frame = Scene(view).frame(check={view.node("x").id: {"ok": False}})
-    relu = frame["ids"].index(view.node("relu").id)
-    assert "⚠ dead ReLU" in frame["node_text"][relu] and frame["line_width"][relu] == 4
-    leaf = frame["ids"].index(view.node("x").id)
-    assert "✗ grad check" in frame["node_text"][leaf]
-
-
-def test_signed_colours_scale_by_the_largest():
-    assert signed_colours([2.0, -1.0, None, 0.0]) == [
-        diverging(1.0), diverging(-0.5), "#D9D9D9", diverging(0.0)]
-    assert diverging(0.0) == "rgb(247,247,247)" and diverging(5) == "rgb(33,102,172)"
+    frame = view.frame(check={view.node("x").id: {"ok": False}})
+    drawn = Scene(frame).draw(frame, "light")
+    relu = drawn["nodes"]["ids"].index(view.node("relu").id)
+    assert drawn["nodes"]["line_width"][relu] == 4
+    assert drawn["nodes"]["line_colour"][relu] == colours.WARNING
+    assert "dead ReLU" in drawn["nodes"]["hover"][relu]
+    leaf = next(b for b in frame.boxes if b.label == "x")
+    assert leaf.check == "✗ grad check"
 
 
 # ----------------------------------------------------------------------------- detail panel
 def test_detail_shows_the_local_rule_with_numbers():
     view = f_view()
-    html = node_detail(view, view.node("mul").id)
-    assert "upstream × local" in html and "2 × 2 = 4" in html and "2 × -1 = -2" in html
+    html = node_detail(view.frame(focus=view.node("mul").id).detail)
+    assert "∂L/∂w = ∂L/∂mul × x" in html and "2 × 2 = 4" in html and "2 × -1 = -2" in html
     assert "mul switches" in html
 
 
-def test_detail_heatmap_and_statistics_for_a_matrix():
+def test_detail_follows_the_step():
+    view = f_view()
+    add = view.node("add").id
+    early = node_detail(view.frame(step=0, focus=add).detail)
+    assert "not computed yet: forward step 5 computes it" in early
+    assert "not computed yet: the backward pass reaches add at step 8" in early
+    assert "2 × 2" not in early and "when the backward pass reaches add" in early
+    later = node_detail(view.frame(step=7, focus=add).detail)
+    assert "<b>value</b>: 1" in later and "∂L/∂b = ∂L/∂add" in later
+
+
+def test_detail_states_the_elementwise_rule_for_tensors():
+    """Issue 26: "μ=0.0104 × μ=0.7 = μ=0.0128" read as wrong arithmetic."""
+    x = eg.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    w = eg.tensor([[0.5, -1.0], [2.0, 0.25]], requires_grad=True)
+    view = graph_view((x * w).sum(), names={"x": x, "w": w})
+    detail = view.frame(focus=view.node("mul").id).detail
+    to_x, to_w = detail.rules
+    assert to_x.formula == "∂L/∂x = ∂L/∂mul ⊙ w, elementwise"
+    assert to_x.numbers == "2×2; mean of the result = 0.4375"     # mean of w: upstream is 1
+    assert to_w.formula == "∂L/∂w = ∂L/∂mul ⊙ x, elementwise"
+    html = node_detail(detail)
+    assert "μ=" not in html and " × μ" not in html
+
+
+def test_detail_heatmap_fits_the_panel_and_shows_every_column():
     a = eg.tensor([[1.0, -2.0, np.nan]], requires_grad=True)
     view = graph_view((a * 2).sum(), names={"a": a})
-    html = node_detail(view, view.node("a").id)
+    html = node_detail(view.frame(focus=view.node("a").id).detail)
     assert "1 NaN" in html and "min -2" in html and "inspector-heatmap" in html
+    ten = heatmap(np.linspace(-0.0128, 0.0131, 30).reshape(3, 10))
+    assert ten.count("<td") == 30 and "data-columns='10'" in ten     # all 10 columns
+    assert "title=" in ten and "hover a cell" in ten     # numbers too wide: in tooltips
+    small = heatmap(np.array([[1.0, -2.0], [0.0, 3.0]]))
+    assert ">-2</td>" in small and ">0</td>" in small and "title=" not in small
+    zero = small[small.index(">0</td>") - 120:small.index(">0</td>")]
+    assert "color:#000000" in zero                       # a 0 stays readable in any theme
     big = heatmap(np.arange(2 * 20 * 20.0).reshape(2, 20, 20))
-    assert big.count("<td") == 12 * 12 and "first slice" in big
+    assert big.count("<td") == 12 * 16 and "first slice" in big
+    assert "first 12 of 20 rows and 16 of 20 columns shown" in big
 
 
 # ----------------------------------------------------------------------------- the widget
 def test_widget_draws_one_figure_and_updates_it_in_place():
     inspector = GraphInspector(f, x=2.0, w=-1.0, b=3.0)
     figure = inspector.figure
-    nodes = inspector.nodes
-    assert len(nodes.x) == 6 and [s.description for s in inspector.sliders] == ["w", "x", "b"]
+    values = inspector.traces["values"]
+    assert len(inspector.nodes.x) == 6 and [s.description for s in inspector.sliders] == \
+        ["w", "x", "b"]
     inspector.sliders[0].value = 0.5                 # w: s = 0.5·2 + 3 = 4, f = 16
     assert inspector.figure is figure
-    assert "= 16" in nodes.text[nodes.hovertext.index(next(
-        h for h in nodes.hovertext if h.startswith("<b>square")))]
+    assert "16" in values.text                       # the output's wire carries 16
     assert inspector.view.node("w").grad == 2 * 4 * 2
+    assert figure.layout.width == inspector.scene.width      # 1 unit = 1 px
+    assert list(figure.layout.xaxis.range) == [0, inspector.scene.width]
 
 
 def test_sliders_follow_values_set_from_code_and_stop_on_round_numbers():
@@ -210,9 +355,21 @@ def test_sliders_follow_values_set_from_code_and_stop_on_round_numbers():
     assert inspector.view.node("w").value == 0.5
 
 
+def test_colours_stay_put_while_a_slider_moves():
+    inspector = GraphInspector(f, x=2.0, w=-1.0, b=3.0)
+    limit = inspector.view.frame().scale.limit
+    for value in (-1.2, -0.5, -0.7, -1.4):           # every |∇| stays below 10
+        inspector.sliders[0].value = value
+        assert inspector.view.frame().scale.limit == limit
+    assert "inspector-colour-bar" in inspector.legend.value
+    assert f"data-limit='{limit:g}'" in inspector.legend.value
+    inspector.sliders[1].value = 90.0                    # ∇w = 2·(w·x + b)·x: > 10 000
+    assert inspector.view.frame().scale.limit > limit    # a wider scale, stated again
+
+
 def test_widget_click_selects_and_steps_move():
     inspector = GraphInspector(f, x=2.0, w=-1.0, b=3.0)
-    index = inspector.scene.shown.index(inspector.view.node("add").id)
+    index = inspector.scene.ids.index(inspector.view.node("add").id)
 
     class Points:
         point_inds = [index]
@@ -220,11 +377,11 @@ def test_widget_click_selects_and_steps_move():
     assert "<h4" in inspector.detail.value and "add" in inspector.detail.value
     inspector.step.value = 0
     assert inspector.caption.value.startswith("<b>forward 1/6")
+    assert "not computed yet" in inspector.detail.value        # add, before the forward pass
     inspector.forward.click()
     assert inspector.step.value == 1
     inspector.grad_check.value = True
     assert all(r["ok"] for r in inspector.check.values())
-    assert "gradient check" in inspector.detail.value or inspector.selected
 
 
 def test_widget_repr_is_the_text_table_and_bad_calls_explain():
@@ -238,6 +395,50 @@ def test_widget_of_a_bigger_net_collapses_nothing_and_builds():
     inspector = GraphInspector(chain_graph(layers=4))
     assert len(inspector.nodes.x) == len(inspector.view.nodes)
     assert inspector.sliders == []
+    assert inspector.summary_row.layout.display == "none"     # no summary: no note
+    assert inspector.scope_row.layout.display == "none"       # no scopes: no list
+
+
+def test_the_picture_scrolls_and_the_detail_sits_beside_or_below():
+    """Issue 26: at 900 px the inspector was cut off and the side panels squeezed."""
+    inspector = GraphInspector(chain_graph(layers=4))
+    assert inspector.scene.width > 900
+    assert inspector.picture.layout.overflow == "auto"
+    assert inspector.picture.children == (inspector.figure,)
+    assert inspector.body.layout.flex_flow == "row wrap"        # the detail wraps below
+    assert inspector.detail.layout.min_width == "300px"        # ... rather than shrink
+
+
+def test_figures_follow_the_notebook_theme():
+    inspector = GraphInspector(f, x=2.0, w=-1.0, b=3.0)
+    layout = inspector.figure.layout
+    assert layout.paper_bgcolor == "rgba(0,0,0,0)"      # the notebook's own background
+    light_text = inspector.traces["names"].textfont.color
+    inspector.theme.dark = True                     # what the probe reports in a dark theme
+    assert layout.paper_bgcolor == "rgba(0,0,0,0)" and layout.font.color == "#e8e8e8"
+    assert layout.hoverlabel.bgcolor == colours.THEMES["dark"]["box"]
+    assert inspector.traces["names"].textfont.color != light_text
+    assert inspector.traces["values"].textfont.color == colours.THEMES["dark"]["value"]
+
+
+def test_a_big_graph_is_summarised_and_opens_part_by_part():
+    """Issue 26: 20 000 nodes built a 10.9 MB figure; above a stated size, a summary."""
+    inspector = GraphInspector(chain_graph(layers=40))
+    view = inspector.view
+    assert len(view.nodes) > MAX_BOXES
+    boxes = inspector.scene.ids
+    assert len(boxes) <= 40 and all(b.startswith("part:") for b in boxes[:-1])
+    assert f"{len(view.nodes)} nodes, too many to read at once (more than {MAX_BOXES} " \
+        "boxes)" in inspector.summary_note.value                # it says so, and why
+    assert inspector.summary_row.layout.display == "flex"
+    assert inspector.back_to_summary.layout.display == "none"
+    inspector.select(boxes[0])                       # a click on a part opens it
+    assert boxes[0] in view.opened_parts
+    assert len(inspector.scene.ids) > len(boxes) and boxes[0] not in inspector.scene.ids
+    inspector.back_to_summary.click()
+    assert inspector.scene.ids == boxes and not view.opened_parts
+    assert len(GraphInspector(chain_graph(layers=40), summary=False).scene.ids) == \
+        len(view.nodes)
 
 
 # ----------------------------------------------------------------------------- static graphs
@@ -255,11 +456,10 @@ def test_static_inspector_hides_gradient_nodes_of_a_big_graph_and_collapses_scop
     assert "layer1" in inspector.collapse.options
     inspector.collapse.value = ("GradientDescent", "layer1")
     assert view.collapsed == {"GradientDescent", "layer1"}
-    assert "scope:layer1" in inspector.scene.shown and len(inspector.nodes.x) == 11
-    texts = [t for t in inspector.nodes.text if "layer1 ▸" in t]
-    assert texts == ["<b>layer1 ▸</b><br>5 nodes"]
-    links = {(s, t) for s, t, _ in inspector.scene.links}
-    assert ("scope:layer1", view.node("layer2/MatMul").id) in links       # edges rerouted
+    assert "scope:layer1" in inspector.scene.ids and len(inspector.nodes.x) == 11
+    assert "<b>layer1</b>" in inspector.traces["titles"].text
+    assert "▸ 5 nodes" in inspector.traces["names"].text
+    assert ("scope:layer1", view.node("layer2/MatMul").id) in inspector.scene.links
     inspector.select("scope:layer1")                 # a click on the box opens it again
     assert view.collapsed == {"GradientDescent"} and inspector.collapse.value == (
         "GradientDescent",)
@@ -275,14 +475,14 @@ def test_view_choices_made_in_code_reach_the_widget():
     inspector.view.collapse("layer2").show_gradient_nodes(False)
     assert inspector.collapse.value == ("layer2", "loss")
     assert not inspector.show_gradients.value
-    assert "scope:layer2" in inspector.scene.shown
+    assert "scope:layer2" in inspector.scene.ids
 
 
 def test_static_layout_is_deterministic_and_control_edges_are_drawn():
     first, second = static_inspector(gradient_nodes=True), static_inspector(gradient_nodes=True)
     assert first.scene.position == second.scene.position
     assert first.scene.control_links                    # update runs after the assigns
-    assert len(first.figure.data[0].x) == 3 * len(first.scene.control_links)
+    assert len(first.traces["control edges"].x) == 3 * len(first.scene.control_links)
     update = first.view.node("GradientDescent/update").id
     before = [s for s, t in first.scene.control_links if t == update]
     assert len(before) == 4 and all(first.scene.position[update][0] >
@@ -294,10 +494,11 @@ def test_static_detail_and_click_and_not_run_nodes():
     relu = inspector.view.node("layer1/Relu")
 
     class Points:
-        point_inds = [inspector.scene.shown.index(relu.id)]
+        point_inds = [inspector.scene.ids.index(relu.id)]
     inspector._on_click(inspector.nodes, Points(), None)
     assert "Relu" in inspector.detail.value and "graph name layer1/Relu" in inspector.detail.value
     assert "relu routes" in inspector.detail.value
+    assert "1[Add &gt; 0]" in inspector.detail.value      # relu's local gradient, in symbols
     inspector.select("GradientDescent/Assign")
     assert "not run: it writes a variable" in inspector.detail.value
 
@@ -316,7 +517,7 @@ def test_static_slider_recomputes_through_the_session():
     inspector.sliders[1].value = 0.5                 # w: s = 0.5·2 + 3 = 4, f = 16
     assert inspector.view.node(inspector.view.output).value == 16
     assert inspector.view.node("w").grad == 2 * 4 * 2
-    assert any("= 16" in t for t in inspector.nodes.text)
+    assert "16" in inspector.traces["values"].text
     assert repr(inspector) == inspector.view.to_text()
 
 
@@ -328,7 +529,7 @@ def test_traced_function_inspector_before_and_after():
     before = GraphInspector(f, args=args)
     after = GraphInspector(f.get_concrete_function(*args), args=args, optimized=True)
     assert len(before.nodes.x) == 6 and len(after.nodes.x) == 4
-    assert any("fused Mul·Add·Square" in t for t in after.nodes.text)
+    assert "fused Mul·Add·Square" in after.traces["notes"].text
     after.sliders[1].value = 0.5
     assert after.view.node(after.view.output).value == 16
 
@@ -340,3 +541,10 @@ def test_static_inspector_errors_explain():
         GraphInspector(loss)
     with pytest.raises(TypeError, match="args="):
         GraphInspector(loss, session=sess, feed_dict=feed, x=1.0)
+
+
+def test_an_update_stays_right_of_the_loss_it_reads_through_hidden_gradients():
+    inspector = static_inspector(collapsed=["GradientDescent"])
+    position = inspector.scene.position
+    loss = inspector.view.node("loss/Mean").id
+    assert position["scope:GradientDescent"][0] > position[loss][0]

@@ -70,6 +70,26 @@ def test_broadcast_edges_show_the_summed_axes():
     assert "summed over axes (0,)" in view.to_text()
 
 
+def test_the_text_rule_of_a_tensor_is_elementwise_with_one_element_worked_out():
+    """Issue 27: "5×10 μ=0.0104 × 5×10 μ=0.7 = 5×10 μ=0.0128" read as scalar arithmetic."""
+    x = eg.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+    w = eg.tensor([[0.5, -1.], [2., 3.]], requires_grad=True)
+    b = eg.tensor([1., -1.], requires_grad=True)
+    view = graph_view((eg.relu(x * w) + b).sum(), names={"x": x, "w": w, "b": b})
+    rules = {row["edge"]: row["rule"] for row in view.edge_rows()}
+    # x[0, 0] receives the upstream 1 times w[0, 0] = 0.5 (the relu passed it)
+    assert rules["n0 -> n2.0"] == "∇ ⊙ w, elementwise; [0, 0]: 1 × 0.5 = 0.5"
+    assert rules["n2 -> n3.0"] == "∇ ⊙ 1[mul > 0], elementwise; [0, 0]: 1 × 1 = 1"
+    assert rules["n4 -> n5.1"] == "∇, then summed over axes (0,)"     # b, broadcast
+    assert rules["n5 -> n6.0"] == "∇ to every element"
+    assert "μ" not in "".join(rules.values())
+    text = view.to_text()
+    assert "∇ ⊙ w, elementwise; [0, 0]: 1 × 0.5 = 0.5" in text
+    s, t = eg.tensor(2.0, requires_grad=True), eg.tensor(3.0, requires_grad=True)
+    scalar = graph_view(s * t, names={"s": s, "t": t})
+    assert [row["rule"] for row in scalar.edge_rows()] == ["1 × 3 = 3", "1 × 2 = 2"]
+
+
 def random_net(rng, dtype="float64", device="cpu:0"):
     x = eg.tensor(rng.normal(size=(4, 3)), dtype=dtype, device=device)
     w1 = eg.tensor(rng.normal(size=(3, 5)), dtype=dtype, device=device, requires_grad=True)

@@ -1,41 +1,41 @@
-"""Colour rules of the inspector: sign and size of numbers, devices, warnings.
+"""Colours of the inspector: the shades of a colour scale, the words on the wires, the themes.
 
-Blue is positive and red negative (a diverging scale with white at 0), so a gradient's sign
-reads at a glance; the stronger the colour, the larger the number compared with the largest
-one on the picture.
+A colour scale (``edugraph.view.frame.ColourScale``) gives each number a shade from -4 to 4;
+here each shade gets a colour of ColorBrewer's red-blue palette (colour-blind safe): blue is
+positive, red negative, white about 0, one shade stronger per power of ten. The same shades
+colour the nodes and the wires (by the gradient they carry).
 """
 import numpy as np
 
-NEGATIVE, ZERO, POSITIVE = (178, 24, 43), (247, 247, 247), (33, 102, 172)
-NO_NUMBER = "#D9D9D9"          # no value or gradient (yet): light grey
+# ColorBrewer RdBu, 9 classes: shade -4 … 4
+SHADES = ["#b2182b", "#d6604d", "#f4a582", "#fddbc7", "#f7f7f7",
+          "#d1e5f0", "#92c5de", "#4393c3", "#2166ac"]
 DEVICE = {"cpu": "#4D4D4D", "gpu": "#76B900", "sim": "#8E44AD"}
 WARNING = "#D7191C"
-ACTIVE = "#FF8C00"             # the node / edges of the current step
-SELECTED = "#000000"
+
+# What changes with JupyterLab's theme: words, lines and the rings drawn on the picture.
+THEMES = {
+    "light": dict(text="#1f1f1f", muted="#5f5f5f", value="#1b7837", grad="#b2182b",
+                  gate="#7b3294", rule="#b84c00", active="#e66100", wire="#8c8c8c",
+                  casing="#d0d0d0", no_number="#d9d9d9", box="#f2f2f2", box_line="#7f7f7f",
+                  selected="#000000"),
+    "dark": dict(text="#e8e8e8", muted="#b0b0b0", value="#8fd18f", grad="#ff8f80",
+                 gate="#c9a0dc", rule="#ffb000", active="#ffb000", wire="#9a9a9a",
+                 casing="#4a4a4a", no_number="#5a5a5a", box="#2e2e2e", box_line="#a0a0a0",
+                 selected="#ffffff"),
+}
 
 
-def diverging(t):
-    """A colour for ``t`` in [-1, 1]: red at -1, white at 0, blue at 1."""
-    t = float(np.clip(t, -1.0, 1.0))
-    end = POSITIVE if t >= 0 else NEGATIVE
-    r, g, b = (round(z + abs(t) * (e - z)) for z, e in zip(ZERO, end))
-    return f"rgb({r},{g},{b})"
+def shade(level, theme):
+    """The fill colour of a shade (None: no number yet, grey)."""
+    if level is None:
+        return THEMES[theme]["no_number"]
+    return SHADES[int(np.clip(level, -4, 4)) + 4]
 
 
-def summary_number(array):
-    """One number standing for a tensor's colour: its mean (NaN/Inf ignored; None if empty)."""
-    if array is None or array.size == 0 or array.dtype.kind not in "fiub":
-        return None
-    finite = np.asarray(array, dtype=np.float64)
-    finite = finite[np.isfinite(finite)]
-    return float(finite.mean()) if finite.size else None
-
-
-def signed_colours(numbers):
-    """Diverging colours for numbers (None → grey), scaled by the largest magnitude."""
-    largest = max((abs(x) for x in numbers if x is not None), default=0.0)
-    return [NO_NUMBER if x is None else diverging(x / largest if largest else 0.0)
-            for x in numbers]
+def ink_on(level):
+    """Text colour readable on a shade: white on the two strongest shades, else black."""
+    return "#ffffff" if level is not None and abs(level) >= 3 else "#000000"
 
 
 def device_colour(device):

@@ -1,110 +1,130 @@
-"""The detail panel: one node's value and gradient in full, and the local rule with numbers.
+"""The detail panel: one node's value and gradient in full, and how its inputs receive theirs.
 
-A scalar is shown as a number; a vector or matrix as a heatmap (coloured table cells) with
-min / max / mean and NaN / Inf counts; a bigger tensor by its first 2-D slice and its statistics.
+It shows the node as known at the current step (a value the forward pass has not reached yet
+is "not computed yet"), and each rule as the lecture writes it: for scalars the numbers
+multiply out ("∂L/∂w = ∂L/∂mul × x = 2 × 2 = 4"); for tensors the rule holds element by
+element and the mean of what the input receives is given. A vector or matrix is a heatmap in
+the picture's colours, with its numbers when they fit the panel and in a tooltip when not.
+Colours come from JupyterLab's CSS variables, so the panel follows the notebook's theme.
 """
 import html
 
 import numpy as np
 
-from edugraph.view import edge_rule, number, shape_text, short
+from edugraph.view import number, shape_text
+from edugraph.view.frame import ColourScale
 
 from . import colours
+from ..measure import text_width
 
-MAX_CELLS = 12                  # rows and columns of a heatmap before it is cut
+PANEL_WIDTH = 340       # px: the narrowest the panel gets beside the picture
+MAX_ROWS, MAX_COLUMNS = 12, 16
+CELL_PX = 11
+MUTED = "var(--jp-ui-font-color2, #616161)"
 
 
-def node_detail(view, node_id, check=None):
-    """HTML describing node ``node_id`` of ``view`` (and the gradient check, if given)."""
-    n = view.node(node_id)
-    facts = [n.kind if n.op is None else f"op <b>{n.op}</b>", shape_text(n.shape), n.dtype,
-             n.device] + ([f"scope {html.escape(n.scope)}"] if n.scope else [])
+def node_detail(detail, scales=None):
+    """HTML for a ``frame.Detail`` (None: nothing focused); ``scales`` (the frame's, by
+    quantity) colour the heatmaps as the picture is coloured."""
+    if detail is None:
+        return "<div class='inspector-detail'><i>Click a node to see it in full.</i></div>"
+    d = detail
     parts = [f"<div class='inspector-detail'><h4 style='margin:4px 0'>"
-             f"{html.escape(n.label)} <small>({n.id})</small></h4>",
-             f"<div>{' · '.join(facts)}</div>"]
-    if n.name:
-        parts.append(f"<div><small>graph name {html.escape(n.name)}</small></div>")
-    parts += [f"<div style='color:{colours.WARNING}'>⚠ {html.escape(w)}</div>" for w in n.flags]
-    if n.op == "fused":
-        fused = " → ".join(map(html.escape, n.attrs.get("ops", ())))
-        parts.append(f"<div>one step computing {fused}</div>")
-    parts.append(f"<div><b>value</b>: not run: {html.escape(n.skipped)}</div>" if n.skipped
-                 else _block("value", n.value))
-    parts.append(_block("gradient ∂out/∂" + html.escape(n.label), n.grad))
-    parts.append(_rules(view, n))
-    verdict = (check or {}).get(n.id)
-    if verdict is not None:
-        mark = "✓ agrees" if verdict["ok"] else "✗ DISAGREES"
+             f"{html.escape(d.label)} <small>({d.id})</small></h4>",
+             f"<div>{' · '.join(map(html.escape, d.facts))}</div>"]
+    if d.name:
+        parts.append(f"<div><small>graph name {html.escape(d.name)}</small></div>")
+    parts += [f"<div style='color:{colours.WARNING}'>⚠ {html.escape(w)}</div>" for w in d.flags]
+    if d.fused:
+        parts.append(f"<div>one step computing {html.escape(d.fused)}</div>")
+    scales = scales or {}
+    parts.append(_block("value", d.value, d.value_note, scales.get("value")))
+    gradient = f"gradient ∂L/∂{html.escape(d.label)}"
+    parts.append(_block(gradient, d.grad, d.grad_note, scales.get("gradient")))
+    parts.append(_rules(d))
+    if d.check is not None:
+        mark = "✓ agrees" if d.check["ok"] else "✗ DISAGREES"
         parts.append(f"<div><b>gradient check</b> (central differences, float64): {mark}; "
-                     f"largest relative error {verdict['max_error']:.2e}; numeric "
-                     f"{short(verdict['numeric'])}, analytic {short(verdict['analytic'])}</div>")
+                     f"largest relative error {d.check['max_error']:.2e}</div>")
     parts.append("</div>")
     return "".join(parts)
 
 
-def _rules(view, n):
+def _rules(d):
     """How the gradient reaches this node's inputs, and how its own gradient was summed."""
-    rows = []
-    for e in view.inputs_of(n.id):
-        source = view.node(e.source).label
-        if e.grad is None:
-            rows.append(f"<li>{html.escape(source)} (input {e.index}): no gradient</li>")
-            continue
-        rows.append(f"<li>to <b>{html.escape(source)}</b>: "
-                    f"{html.escape(edge_rule(e, n.op))}</li>")
-    consumers = [e for e in view.consumers_of(n.id) if e.grad is not None]
-    if len(consumers) > 1:
-        shares = " + ".join(short(e.grad) for e in consumers)
-        rows.append(f"<li>fans out to {len(consumers)} consumers: their gradients "
-                    f"<b>sum</b>: {shares} = {short(n.grad)}</li>")
-    if not rows:
+    rows = [f"<li>to <b>{html.escape(r.source)}</b>: {html.escape(r.formula)}<br>"
+            f"&nbsp;&nbsp;{html.escape(r.numbers)}</li>" for r in d.rules]
+    if d.summed:
+        rows.append(f"<li>{html.escape(d.summed)}</li>")
+    if not rows and not d.rules_note:
         return ""
-    title = "upstream × local = what each input receives" if n.op else "gradient received"
-    gate = f" — <i>{n.op} {n.gate}</i>" if n.gate else ""
-    return f"<div><b>{title}</b>{gate}<ul style='margin:2px 0'>{''.join(rows)}</ul></div>"
+    where = f"<div style='color:{MUTED}'><small>L is the output, {html.escape(d.output)}; "\
+            "⊙ multiplies element by element</small></div>" if d.rules else ""
+    note = f"<div style='color:{MUTED}'>{html.escape(d.rules_note)}</div>" \
+        if d.rules_note else ""
+    gate = f"<div><i>{html.escape(d.gate_note)}</i></div>" if d.gate_note else ""
+    items = f"<ul style='margin:2px 0;padding-left:18px'>{''.join(rows)}</ul>" if rows else ""
+    return f"<div><b>what each input receives</b>{gate}{items}{where}{note}</div>"
 
 
-def _block(title, array):
+def _block(title, array, note, scale):
     if array is None:
-        return f"<div><b>{title}</b>: none (no gradient flows here)</div>"
+        return f"<div><b>{title}</b>: {html.escape(note) or 'none'}</div>"
     if array.size == 1:
         return f"<div><b>{title}</b>: {number(array.reshape(-1)[0])}</div>"
-    return f"<div><b>{title}</b> {_stats(array)}{heatmap(array)}</div>"
+    return f"<div><b>{title}</b> {_stats(array)}{heatmap(array, scale)}</div>"
 
 
 def _stats(array):
     values = np.asarray(array, dtype=np.float64)
     finite = values[np.isfinite(values)]
-    parts = [f"min {number(finite.min())}", f"max {number(finite.max())}",
-             f"mean {number(finite.mean())}"] if finite.size else ["no finite values"]
+    parts = [f"{shape_text(values.shape)}"]
+    parts += [f"min {number(finite.min())}", f"max {number(finite.max())}",
+              f"mean {number(finite.mean())}"] if finite.size else ["no finite values"]
     nan, inf = int(np.isnan(values).sum()), int(np.isinf(values).sum())
     parts += [f"<span style='color:{colours.WARNING}'>{c} {w}</span>"
               for c, w in ((nan, "NaN"), (inf, "Inf")) if c]
     return "<small>(" + ", ".join(parts) + ")</small>"
 
 
-def heatmap(array):
-    """A table whose cells are coloured by sign and size; big tensors show their first slice."""
+def heatmap(array, scale=None, width=PANEL_WIDTH):
+    """A table of cells coloured on ``scale`` (by default one fitted to this tensor): with
+    their numbers when every column fits in ``width`` px, else as small squares whose number
+    shows on hover. Bigger tensors show their first rows and columns, and say so."""
     a = np.asarray(array, dtype=np.float64)
-    note = ""
+    notes = []
     if a.ndim > 2:
-        note = f"first slice [{', '.join(['0'] * (a.ndim - 2))}, :, :] of {shape_text(a.shape)}"
+        notes.append(f"first slice [{', '.join(['0'] * (a.ndim - 2))}, :, :] of "
+                     f"{shape_text(a.shape)}")
         a = a.reshape((-1,) + a.shape[-2:])[0]
     a = a.reshape(1, -1) if a.ndim == 1 else a
-    if a.shape[0] > MAX_CELLS or a.shape[1] > MAX_CELLS:
-        note = (note + "; " if note else "") + f"first {MAX_CELLS}×{MAX_CELLS} cells shown"
-        a = a[:MAX_CELLS, :MAX_CELLS]
-    finite = np.abs(a[np.isfinite(a)])
-    largest = finite.max() if finite.size else 0.0
+    if a.shape[0] > MAX_ROWS or a.shape[1] > MAX_COLUMNS:
+        notes.append(f"first {min(a.shape[0], MAX_ROWS)} of {a.shape[0]} rows and "
+                     f"{min(a.shape[1], MAX_COLUMNS)} of {a.shape[1]} columns shown")
+        a = a[:MAX_ROWS, :MAX_COLUMNS]
+    scale = scale or ColourScale.fitting("value", a[np.isfinite(a)].tolist())
+    texts = [[number(x) for x in row] for row in a]
+    column_px = [max(text_width(t, CELL_PX) for t in column) + 6 for column in zip(*texts)]
+    numbers = sum(column_px) <= width
+    if not numbers:
+        notes.append("hover a cell for its number")
     rows = []
-    for row in a:
+    for row, row_texts in zip(a, texts):
         cells = []
-        for x in row:
-            colour = colours.WARNING if not np.isfinite(x) else \
-                colours.diverging(x / largest if largest else 0.0)
-            cells.append(f"<td style='background:{colour};padding:1px 4px;text-align:right;"
-                         f"font-size:11px'>{number(x)}</td>")
+        for x, text in zip(row, row_texts):
+            level = scale.level(x) if np.isfinite(x) else None
+            fill = colours.WARNING if not np.isfinite(x) else colours.shade(level, "light")
+            ink = colours.ink_on(level) if np.isfinite(x) else "#ffffff"
+            style = f"background:{fill};color:{ink};border:1px solid rgba(128,128,128,0.25);"
+            if numbers:
+                cells.append(f"<td style='{style}padding:1px 3px;text-align:right;"
+                             f"font-size:{CELL_PX}px'>{text}</td>")
+            else:
+                cells.append(f"<td title='{text}' style='{style}width:16px;height:16px;"
+                             f"padding:0'></td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
-    caption = f"<div><small>{note}</small></div>" if note else ""
-    return (f"<table class='inspector-heatmap' style='border-collapse:collapse;margin:2px 0'>"
-            f"{''.join(rows)}</table>{caption}")
+    caption = f"<div style='color:{MUTED}'><small>{'; '.join(notes)}</small></div>" \
+        if notes else ""
+    return (f"<div style='overflow-x:auto;max-width:100%'><table class='inspector-heatmap' "
+            f"data-columns='{a.shape[1]}' style='border-collapse:collapse;margin:2px 0'>"
+            f"{''.join(rows)}</table></div>{caption}")

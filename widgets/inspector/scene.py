@@ -1,266 +1,285 @@
-"""What the inspector draws for a graph view: node markers, arrows, labels — as plain lists.
+"""What the inspector draws for a frame: the size of every box and label, their places, and
+the arrays plotly draws, in screen pixels (1 unit = 1 px, y growing downwards).
 
-A ``Scene`` is the view seen through the display choices (collapsed name scopes, hidden gradient
-nodes); ``Scene.frame`` turns one moment (a step of the walk, a selected node, a colour rule)
-into the arrays plotly draws. Nothing here touches a widget, so all of it is unit-tested.
+A ``Scene`` is made for one set of boxes and wires (``view.shown()``): it measures their
+texts, reserves room for numbers that change while a slider moves, and asks the layout where
+everything goes. ``Scene.draw(frame, theme)`` then turns any frame of the walk into plotly
+arrays, and ``Scene.label_boxes(frame)`` lists the rectangle of every text it writes (tests
+check that no two overlap). Nothing here touches a widget.
 """
-import heapq
 import math
 
-import numpy as np
-
-from edugraph.view import number, shape_text, short
-
+from ..measure import text_width
 from . import colours
 from .layout import layered_layout
 
-SYMBOL = {"op": "circle", "input": "square", "variable": "diamond", "constant": "square",
-          "placeholder": "triangle-right", "scope": "square"}
-SIZE = {"op": 26, "input": 24, "variable": 26, "constant": 14, "placeholder": 26, "scope": 40}
-X_SPACING, Y_SPACING = 1.0, 1.0
+WIRE_PX = 14        # a wire's value and gradient: the largest words on it
+NAME_PX = 12        # a node's name under it
+GATE_PX = 11        # the gate word above an op
+SYMBOL_PX = 15      # the sign inside an op's circle
+TITLE_PX = 13       # a collapsed box's title
+RULE_PX = 12        # the rule under a wire, during its backward step
+LINE = 1.3          # line height, in font sizes
+MARKER = {"op": 40, "input": 16, "variable": 18, "constant": 12, "placeholder": 18}
+SHAPE = {"op": "circle", "input": "square", "variable": "diamond", "constant": "square",
+         "placeholder": "triangle-right", "scope": "square", "part": "square"}
+RESERVED = "-0.1234"        # room kept for a number on a wire (wider ones: a new layout)
+BOX_HEIGHT = 46             # a collapsed scope or part
 
 
-class Scene:
-    """The nodes and links on screen, their positions, for one set of display choices."""
-
-    def __init__(self, view, collapsed=None, show_gradient_nodes=None):
-        """``collapsed`` scopes and ``show_gradient_nodes``: by default the view's own
-        choices (``view.collapse(...)``, ``view.show_gradient_nodes(...)``)."""
-        self.view = view
-        self.owner = view.visible_nodes(collapsed, show_gradient_nodes)   # node → shown id
-        self.collapsed = tuple(sorted(view.collapsed if collapsed is None else collapsed))
-        self.members = {}                        # shown id → node ids it stands for
-        for node_id, shown in self.owner.items():
-            self.members.setdefault(shown, []).append(node_id)
-        self.links = self._linked(view.edges)
-        self.control_links = [(s, t) for s, t, _ in self._linked(view.control_edges)
-                              if (s, t) not in {(a, b) for a, b, _ in self.links}]
-        pairs = [(s, t) for s, t, _ in self.links] + self.control_links
-        pairs += [p for p in self._through_hidden() if p not in set(pairs)]
-        self.shown = _topological(list(self.members), pairs)
-        grid = layered_layout(self.shown, pairs)
-        self.position = {k: (c * X_SPACING, -r * Y_SPACING) for k, (c, r) in grid.items()}
-
-    def _through_hidden(self):
-        """Pairs of shown nodes joined only through hidden (gradient) nodes. They are not
-        drawn, but the layout keeps their order: an optimizer's update stays right of the
-        loss whose gradients it applies."""
-        reach, pairs = {}, {}           # hidden node → shown nodes it is computed from
-        for n in self.view.nodes:
-            target = self.owner.get(n.id)
-            sources = {}
-            for i in n.inputs:
-                if i in self.owner:
-                    sources[self.owner[i]] = None
-                else:
-                    sources.update(reach.get(i, {}))
-                    if target is not None:
-                        pairs.update(((s, target), None) for s in reach.get(i, {})
-                                     if s != target)
-            if target is None:
-                reach[n.id] = sources
-        return list(pairs)
-
-    def _linked(self, edges):
-        """Edges between what is shown: [(source, target, edges)], one link per pair."""
-        links = {}
-        for e in edges:
-            source, target = self.owner.get(e.source), self.owner.get(e.target)
-            if source is not None and target is not None and source != target:
-                links.setdefault((source, target), []).append(e)
-        return [(s, t, grouped) for (s, t), grouped in links.items()]
-
-    def is_group(self, shown):
-        return shown.startswith("scope:")
-
-    def kind(self, shown):
-        return "scope" if self.is_group(shown) else self.view.node(shown).kind
-
-    # ------------------------------------------------------------------ one moment
-    def frame(self, step=None, selected=None, colour_by="gradient", check=None, aspect=1.0):
-        """Arrays for every trace at ``step`` (an index into ``view.steps()``; None: the whole
-        result), with ``selected`` (a shown id) ringed and ``check`` (a gradient check report)
-        marked on the leaves. ``aspect`` is the screen's pixels per y unit over pixels per x
-        unit (so arrowheads point along their edges as drawn)."""
-        view = self.view
-        walk = view.steps()
-        if step is None or step >= len(walk):
-            values = grads = {n.id for n in view.nodes}
-            active, active_edges, caption = None, set(), "result: forward and backward done"
-        else:
-            values, grads = view.known_at(step)
-            active, active_edges = walk[step]["node"], set(walk[step]["edges"])
-            caption = self._caption(walk, step)
-        carrying = {e.id for e in view.edges if e.grad is not None and e.target in grads}
-        check = check or {}
-
-        out = {"caption": caption, "node_x": [], "node_y": [], "node_text": [], "hover": [],
-               "symbol": [], "size": [], "colour": [], "line_colour": [], "line_width": [],
-               "gate_text": [], "ids": list(self.shown)}
-        numbers = []
-        for shown in self.shown:
-            x, y = self.position[shown]
-            out["node_x"].append(x)
-            out["node_y"].append(y)
-            kind = self.kind(shown)
-            out["symbol"].append(SYMBOL[kind])
-            out["size"].append(SIZE[kind])
-            if self.is_group(shown):
-                inner = len(self.members[shown])
-                out["node_text"].append(f"<b>{shown[6:]} ▸</b><br>{inner} nodes")
-                out["hover"].append(f"name scope {shown[6:]}: {inner} nodes (collapsed)")
-                out["gate_text"].append("")
-                out["line_colour"].append(colours.DEVICE["cpu"])
-                out["line_width"].append(1)
-                numbers.append(None)
-                continue
-            n = view.node(shown)
-            value = n.value if n.id in values else None
-            grad = n.grad if n.id in grads else None
-            lines = [f"<b>{n.label}</b>" if n.kind != "op" or n.label != n.op else n.label]
-            if n.op == "fused":
-                lines.append("fused " + "·".join(n.attrs.get("ops", ())))
-            if value is not None and n.kind != "constant":
-                text = brief(value)
-                lines.append(text if text.startswith("μ") else f"= {text}")
-            if grad is not None:
-                lines.append(f"∇ {brief(grad)}")
-            warnings = list(n.flags) if n.id in values else []
-            verdict = check.get(n.id)
-            if verdict is not None:
-                lines.append("✓ grad check" if verdict["ok"] else "✗ grad check")
-                if not verdict["ok"]:
-                    warnings.append("gradient check failed")
-            if warnings:
-                lines.append("⚠ " + warnings[0].split(":")[0])
-            out["node_text"].append("<br>".join(lines))
-            out["hover"].append(_hover(n, value, grad, warnings))
-            gate = n.gate or ""
-            if n.sums > 1 and n.id in grads:
-                gate = f"{gate} · sums {n.sums}" if gate else f"sums {n.sums}"
-            out["gate_text"].append(f"<i>{gate}</i>" if gate else "")
-            out["line_colour"].append(colours.WARNING if warnings
-                                      else colours.device_colour(n.device))
-            out["line_width"].append(4 if warnings else 2)
-            source = {"gradient": grad, "value": value}.get(colour_by)
-            numbers.append(colours.summary_number(source))
-        if colour_by == "device":
-            out["colour"] = [colours.NO_NUMBER if self.is_group(s) else
-                             colours.device_colour(view.node(s).device) for s in self.shown]
-        else:
-            out["colour"] = colours.signed_colours(numbers)
-
-        out.update(self._edges(active_edges, carrying, aspect))
-        rings = [(s, colours.SELECTED) for s in [selected] if s in self.position]
-        if active is not None and active in self.owner:
-            rings.append((self.owner[active], colours.ACTIVE))
-        out["ring_x"] = [self.position[s][0] for s, _ in rings]
-        out["ring_y"] = [self.position[s][1] for s, _ in rings]
-        out["ring_colour"] = [c for _, c in rings]
-        out["active"] = None if active is None else self.owner.get(active)
-        return out
-
-    def _edges(self, active_edges, carrying, aspect):
-        """Lines with an arrowhead 3/4 along, a label at the middle, the active ones apart."""
-        lines = {"edge_x": [], "edge_y": [], "active_x": [], "active_y": [], "arrow_x": [],
-                 "arrow_y": [], "arrow_angle": [], "label_x": [], "label_y": [],
-                 "label_text": [], "control_x": [], "control_y": []}
-        for source, target in self.control_links:     # "runs after": dotted, no label
-            (x0, y0), (x1, y1) = self.position[source], self.position[target]
-            lines["control_x"] += [x0, x1, None]
-            lines["control_y"] += [y0, y1, None]
-        for source, target, edges in self.links:
-            (x0, y0), (x1, y1) = self.position[source], self.position[target]
-            lit = any(e.id in active_edges for e in edges)
-            prefix = "active_" if lit else "edge_"
-            lines[prefix + "x"] += [x0, x1, None]
-            lines[prefix + "y"] += [y0, y1, None]
-            lines["arrow_x"].append(x0 + 0.75 * (x1 - x0))
-            lines["arrow_y"].append(y0 + 0.75 * (y1 - y0))
-            # plotly turns markers clockwise, in screen pixels (y grows downwards there)
-            lines["arrow_angle"].append(math.degrees(math.atan2(-(y1 - y0) * aspect, x1 - x0)))
-            lines["label_x"].append((x0 + x1) / 2)
-            lines["label_y"].append((y0 + y1) / 2)
-            # (none on links of a collapsed scope: they bundle edges of many shapes)
-            lines["label_text"].append("" if self.is_group(source) or self.is_group(target)
-                                       else _edge_label(edges, carrying))
-        return lines
-
-    def _caption(self, walk, step):
-        s = walk[step]
-        n = self.view.node(s["node"])
-        total = sum(1 for t in walk if t["phase"] == s["phase"])
-        index = sum(1 for t in walk[:step + 1] if t["phase"] == s["phase"])
-        if s["phase"] == "forward" and n.skipped:
-            return f"forward {index}/{total}: {n.label} is not run: {n.skipped}"
-        if s["phase"] == "forward":
-            what = f"{n.label} = {short(n.value)}" if n.is_leaf else \
-                f"{n.label}({', '.join(self.view.node(i).label for i in n.inputs)}) = " \
-                f"{short(n.value)}"
-            return f"forward {index}/{total}: {what}"
-        if n.id == self.view.output:
-            return f"backward {index}/{total}: start at {n.label} with gradient 1"
-        if n.is_leaf:
-            return f"backward {index}/{total}: {n.label} receives ∇ {short(n.grad)}"
-        return f"backward {index}/{total}: {n.label} ({n.gate or n.op}) sends ∇ " \
-               f"{short(n.grad)} back to its inputs"
+def _second_line(box):
+    """What is written under a node's name: a note (a summed gradient, a fused node's ops)
+    and the gradient check's verdict."""
+    return " · ".join(filter(None, [box.note, box.check]))
 
 
-def _topological(keys, links):
-    """``keys`` reordered so that every link goes forward (Kahn's algorithm; ties keep the
-    given order). Collapsing a scope can break the graph's own order; a cycle through a
-    collapsed scope keeps the given order for the nodes on it."""
-    waiting = {k: 0 for k in keys}
-    after = {k: [] for k in keys}
-    for source, target in links:
-        waiting[target] += 1
-        after[source].append(target)
-    rank = {k: i for i, k in enumerate(keys)}
-    ready = [(rank[k], k) for k in keys if waiting[k] == 0]
-    order = []
-    while ready:
-        _, k = heapq.heappop(ready)
-        order.append(k)
-        for t in after[k]:
-            waiting[t] -= 1
-            if waiting[t] == 0:
-                heapq.heappush(ready, (rank[t], t))
-    placed = set(order)
-    return order + [k for k in keys if k not in placed]
+def _symbol_px(box):
+    """The font size that fits an op's sign inside its circle ("mean" smaller than "×")."""
+    room = MARKER[box.kind] - 8
+    return min(SYMBOL_PX, int(SYMBOL_PX * room / text_width(box.symbol, SYMBOL_PX, bold=True)))
 
 
-def _edge_label(edges, carrying):
-    """The shape each edge carries forward, and the gradient it carries back (if known yet)."""
-    e = edges[0]
-    text = shape_text(e.shape)
-    if len(edges) > 1:
-        text = f"{len(edges)}× {text}"
-    if e.id in carrying and len(edges) == 1 and e.grad.size <= 3:   # (bigger: in the detail)
-        text += f"<br>∇ {short(e.grad)}"
-        if e.summed_axes:
-            text += f" (Σ axes {','.join(map(str, e.summed_axes))})"
+def _plain(text):
+    """A label without plotly's HTML tags."""
+    for tag in ("<b>", "</b>", "<i>", "</i>"):
+        text = text.replace(tag, "")
     return text
 
 
-def brief(array):
-    """A value on the picture: a number or a short vector; a bigger tensor by its mean alone
-    (its shape is written on its edges)."""
-    array = np.asarray(array)
-    if array.size > 1 and not (array.ndim == 1 and array.size <= 3) and \
-            array.dtype.kind in "fiub":
-        return f"μ={number(array.astype(np.float64).mean())}"
-    return short(array)
+class Scene:
+    """The boxes and wires of one ``view.shown()``, measured and laid out."""
+
+    def __init__(self, frame):
+        self.ids = [b.id for b in frame.boxes]
+        self.kinds = {b.id: b.kind for b in frame.boxes}
+        self.links = [(w.source, w.target) for w in frame.wires if w.kind != "control"]
+        self.control_links = [(w.source, w.target) for w in frame.wires if w.kind == "control"]
+        self.reserved = {}              # wire index → widths kept: (value, gradient, rule)
+        sizes = {b.id: self._box_size(b) for b in frame.boxes}
+        drawn = [w for w in frame.wires if w.kind != "control"]
+        links = []
+        for i, w in enumerate(drawn):
+            size = self._label_size(i, w) if w.kind == "value" else None
+            links.append((w.source, w.target, size))
+        self.placement = layered_layout(
+            sizes, links, order_links=self.control_links + frame.hidden_links,
+            bands={b.id: 1 for b in frame.boxes if b.gradient})
+        self.position = self.placement.boxes
+        self.sizes = sizes
+        self.routes = self.placement.routes
+        self.width, self.height = math.ceil(self.placement.width), \
+            math.ceil(self.placement.height)
+
+    # ------------------------------------------------------------------ measuring
+    def _box_size(self, box):
+        if box.kind in ("scope", "part"):
+            title = text_width(box.label, TITLE_PX, bold=True)
+            return max(title, text_width(f"▸ {box.members} nodes", NAME_PX)) + 20, BOX_HEIGHT
+        marker = MARKER[box.kind]
+        words = [text_width(box.label, NAME_PX, bold=box.kind != "op"),
+                 text_width(box.gate or "", GATE_PX), text_width(_second_line(box), NAME_PX)]
+        lines = 1 + bool(_second_line(box))
+        return max([marker + 4] + words), marker + (lines + 1) * LINE * NAME_PX + 6
+
+    def _label_size(self, index, wire):
+        """Room for the value above the wire, the gradient below it and, under that, the
+        rule written during the wire's backward step (kept free in every step, so the
+        picture does not move)."""
+        value = max(text_width(wire.value, WIRE_PX), text_width(RESERVED, WIRE_PX))
+        grad = max(text_width(wire.grad, WIRE_PX), text_width("∇ " + RESERVED, WIRE_PX))
+        rule = text_width(wire.rule, RULE_PX, bold=True)
+        self.reserved[index] = (value, grad, rule)
+        below = LINE * RULE_PX if wire.rule else 0
+        return max(value, grad, rule) + 8, 2 * LINE * WIRE_PX + below + 8, -below / 2
+
+    def fits(self, frame):
+        """Do this frame's texts fit the room kept for them (else: lay out again)?"""
+        if [b.id for b in frame.boxes] != self.ids:
+            return False
+        drawn = [w for w in frame.wires if w.kind != "control"]
+        for i, w in enumerate(drawn):
+            if i in self.reserved and (text_width(w.value, WIRE_PX) > self.reserved[i][0] or
+                                       text_width(w.grad, WIRE_PX) > self.reserved[i][1] or
+                                       text_width(w.rule, RULE_PX, True) >
+                                       self.reserved[i][2]):
+                return False
+        for b in frame.boxes:
+            if b.kind not in ("scope", "part") and \
+                    self._box_size(b)[0] > self.sizes[b.id][0] + 0.5:
+                return False
+        return True
+
+    # ------------------------------------------------------------------ where texts go
+    def texts(self, frame):
+        """Every text written on the picture: ``(trace, x, y, text, px)``."""
+        found = []
+        for b in frame.boxes:
+            x, y = self.position[b.id]
+            if b.kind in ("scope", "part"):
+                found.append(("titles", x, y - 8, f"<b>{b.label}</b>", TITLE_PX))
+                found.append(("names", x, y + 11, f"▸ {b.members} nodes", NAME_PX))
+                continue
+            half = MARKER[b.kind] / 2
+            line = LINE * NAME_PX
+            if b.symbol:
+                found.append(("symbols", x, y, f"<b>{b.symbol}</b>", _symbol_px(b)))
+            if b.gate:
+                found.append(("gates", x, y - half - line / 2 - 1, f"<i>{b.gate}</i>",
+                              GATE_PX))
+            label = b.label if b.kind == "op" else f"<b>{b.label}</b>"
+            found.append(("names", x, y + half + line / 2 + 1, label, NAME_PX))
+            if _second_line(b):
+                found.append(("notes", x, y + half + 1.5 * line + 1, _second_line(b),
+                              NAME_PX))
+        drawn = [w for w in frame.wires if w.kind != "control"]
+        for i, (w, route) in enumerate(zip(drawn, self.routes)):
+            if route.label is None:
+                continue
+            x, y = route.label
+            offset = LINE * WIRE_PX / 2 + 2
+            if i in self.reserved and self.reserved[i][2]:     # (the rule's line is kept)
+                y -= LINE * RULE_PX / 2
+            if w.value:
+                found.append(("values", x, y - offset, w.value, WIRE_PX))
+            if w.grad:
+                found.append(("grads", x, y + offset, w.grad, WIRE_PX))
+            if w.rule and w.active and frame.phase == "backward":
+                found.append(("rules", x, y + offset + LINE * (WIRE_PX + RULE_PX) / 2,
+                              f"<b>{w.rule}</b>", RULE_PX))
+        return found
+
+    def label_boxes(self, frame):
+        """The rectangle ``(x0, y0, x1, y1)`` of every text on the picture, with its text."""
+        boxes = []
+        for _, x, y, text, px in self.texts(frame):
+            plain = _plain(text)
+            half_w = (text_width(plain, px, bold="<b>" in text) - 4) / 2
+            half_h = px * 0.6
+            boxes.append((plain, (x - half_w, y - half_h, x + half_w, y + half_h)))
+        return boxes
+
+    # ------------------------------------------------------------------ plotly arrays
+    def draw(self, frame, theme, selected=None):
+        """The arrays of every trace for ``frame`` in ``theme`` ("light" or "dark")."""
+        ink = colours.THEMES[theme]
+        out = {"boxes_x": [], "boxes_y": []}
+        nodes = {"x": [], "y": [], "symbol": [], "size": [], "colour": [], "line_colour": [],
+                 "line_width": [], "hover": [], "ids": [], "text": [], "opacity": []}
+        symbol_ink = {}
+        for b in frame.boxes:
+            x, y = self.position[b.id]
+            nodes["x"].append(x)
+            nodes["y"].append(y)
+            nodes["ids"].append(b.id)
+            nodes["text"].append(b.label)
+            nodes["hover"].append(b.hover)
+            warned = bool(b.flags)
+            if b.kind in ("scope", "part"):
+                w, h = self.sizes[b.id]
+                out["boxes_x"] += [x - w / 2, x + w / 2, x + w / 2, x - w / 2, x - w / 2, None]
+                out["boxes_y"] += [y - h / 2, y - h / 2, y + h / 2, y + h / 2, y - h / 2, None]
+                nodes["symbol"].append("square")
+                nodes["size"].append(h - 4)
+                nodes["colour"].append(ink["box"])
+                nodes["opacity"].append(0.0)           # the box is drawn; this takes clicks
+                nodes["line_colour"].append(ink["box_line"])
+                nodes["line_width"].append(0)
+                continue
+            fill = colours.device_colour(b.device) if frame.colour_by == "device" else \
+                colours.shade(b.level, theme)
+            nodes["symbol"].append(SHAPE[b.kind])
+            nodes["size"].append(MARKER[b.kind])
+            nodes["colour"].append(fill)
+            nodes["opacity"].append(1.0)
+            nodes["line_colour"].append(colours.WARNING if warned else
+                                        colours.device_colour(b.device))
+            nodes["line_width"].append(4 if warned else 1.5)
+            symbol_ink[b.id] = "#ffffff" if frame.colour_by == "device" else \
+                colours.ink_on(b.level)
+        out["nodes"] = nodes
+        texts = {}
+        for trace, x, y, text, px in self.texts(frame):
+            texts.setdefault(trace, {"x": [], "y": [], "text": [], "size": []})
+            texts[trace]["x"].append(x)
+            texts[trace]["y"].append(y)
+            texts[trace]["text"].append(text)
+            texts[trace]["size"].append(px)
+        texts.setdefault("symbols", {"x": [], "y": [], "text": [], "size": []})
+        texts["symbols"]["colour"] = [symbol_ink[b.id] for b in frame.boxes if b.symbol]
+        out["texts"] = texts
+        out.update(self._wires(frame, ink))
+        rings = [(selected, ink["selected"])] if selected in self.position else []
+        if frame.active in self.position:
+            rings.append((frame.active, ink["active"]))
+        out["rings"] = {"x": [self.position[r][0] for r, _ in rings],
+                        "y": [self.position[r][1] for r, _ in rings],
+                        "colour": [c for _, c in rings],
+                        "size": [self._ring(r) for r, _ in rings]}
+        return out
+
+    def _ring(self, box):
+        kind = self.kinds[box]
+        return BOX_HEIGHT + 8 if kind in ("scope", "part") else MARKER[kind] + 8
+
+    def _wires(self, frame, ink):
+        """Polylines grouped by colour: one trace per shade (with a grey casing under the
+        coloured ones), the wires without a gradient yet, the active wires, the bundles to
+        and from collapsed boxes and the control links; an arrowhead per wire."""
+        lines = {"casing": _polyline(), "active": _polyline(), "group": _polyline(),
+                 "control": _polyline(), "none": _polyline()}
+        lines.update({level: _polyline() for level in range(-4, 5)})
+        arrows = {"x": [], "y": [], "angle": [], "colour": []}
+        drawn = [w for w in frame.wires if w.kind != "control"]
+        for w, route in zip(drawn, self.routes):
+            points = self._clipped(route.points, w)
+            kind = "group" if w.kind == "group" else "none" if w.level is None else w.level
+            _extend(lines[kind], points)
+            if w.level is not None:             # a grey rim: light shades stay visible
+                _extend(lines["casing"], points)
+            if w.active:
+                _extend(lines["active"], points)
+            (x0, y0), (x1, y1) = points[-2], points[-1]
+            arrows["x"].append(x1)
+            arrows["y"].append(y1)
+            arrows["angle"].append(math.degrees(math.atan2(y1 - y0, x1 - x0)))
+            arrows["colour"].append(ink["active"] if w.active else
+                                    ink["wire"] if kind in ("group", "none") else
+                                    colours.SHADES[kind + 4])
+        for w in frame.wires:
+            if w.kind == "control":
+                (x0, y0), (x1, y1) = self.position[w.source], self.position[w.target]
+                _extend(lines["control"], [(x0, y0), (x1, y1)])
+        return {"lines": lines, "arrows": arrows}
+
+    def _clipped(self, points, wire):
+        """The route, starting at the edge of its source's marker and ending at the edge of
+        its target's (where the arrowhead goes)."""
+        points = list(points)
+        points[0] = _towards(points[0], points[1], self._radius(wire.source))
+        if wire.target is not None:
+            points[-1] = _towards(points[-1], points[-2], self._radius(wire.target) + 5)
+        return points
+
+    def _radius(self, box):
+        kind = self.kinds[box]
+        if kind in ("scope", "part"):
+            return self.sizes[box][0] / 2
+        return MARKER[kind] / 2
 
 
-def _hover(n, value, grad, warnings):
-    lines = [f"<b>{n.label}</b> ({n.kind}{', ' + n.op if n.op and n.op != n.label else ''})",
-             f"id {n.id} · {shape_text(n.shape)} · {n.dtype} · {n.device}"]
-    if n.name:
-        lines.append(f"name {n.name}")
-    elif n.scope:
-        lines.append(f"scope {n.scope}")
-    lines.append(f"value: not run, {n.skipped}" if n.skipped else f"value: {short(value)}")
-    lines.append(f"gradient: {short(grad)}")
-    lines += [f"⚠ {w}" for w in warnings]
-    return "<br>".join(lines)
+def _polyline():
+    return {"x": [], "y": []}
 
+
+def _extend(line, points):
+    line["x"] += [x for x, _ in points] + [None]
+    line["y"] += [y for _, y in points] + [None]
+
+
+def _towards(point, other, distance):
+    """``point`` moved ``distance`` px towards ``other``."""
+    (x0, y0), (x1, y1) = point, other
+    length = math.hypot(x1 - x0, y1 - y0)
+    if length <= distance or length == 0:
+        return point
+    return (x0 + (x1 - x0) * distance / length, y0 + (y1 - y0) * distance / length)

@@ -1,4 +1,4 @@
-"""GraphInspector: see a computation's graph, its values and its gradients, node by node.
+"""GraphInspector: see a computation's graph, its values and its gradients, step by step.
 
     >>> GraphInspector(loss)                                # an eager result
     >>> GraphInspector(f, x=2.0, w=-1.0, b=3.0)             # a function of scalar inputs
@@ -6,13 +6,18 @@
     >>> GraphInspector(graph, session=sess, feed_dict={...}, output=loss)   # all of it
     >>> GraphInspector(f, args=(x, w, b), optimized=True)   # an eg.function, after its passes
 
-Name scopes can be collapsed to one box each (the "collapse" list, or a click on a collapsed box
-to open it again), and the gradient nodes that ``eg.gradients`` or an optimizer added can be
-hidden (the "gradient nodes" box; hidden at first in graphs of more than 40 nodes).
+The picture is the lecture's circuit: each wire carries its value above it and its gradient
+below it, each op's circle holds its sign, and during a backward step the wires being filled
+show their rule. Name scopes can be collapsed to one box each (the "collapse" list, or a click
+on a box to open it); the gradient nodes that ``eg.gradients`` or an optimizer added can be
+hidden (the "gradient nodes" box; hidden at first in graphs of more than 40 nodes) and are
+drawn below the forward graph. A graph of more than 150 boxes is shown as a summary (its
+top-level scopes, then parts of it), which opens part by part.
 
-The picture is ONE plotly FigureWidget whose traces (edges, active edges, arrows' labels, nodes,
-gate names, rings) are rewritten in place inside ``figure.batch_update()`` whenever something
-changes, so a saved notebook holds one plotly bundle and the browser gets one message per change.
+The widget only lays out and draws: every word and number comes from ``view.frame(step)``
+(``edugraph/view/frame.py``). The figure is ONE plotly FigureWidget, in pixels, inside a box
+that scrolls when the graph is wider than the notebook; its traces are rewritten in place
+inside ``figure.batch_update()``, so the browser gets one message per change.
 """
 import html
 import math
@@ -23,17 +28,19 @@ import plotly.graph_objects as go
 import edugraph as eg
 from edugraph.view import GraphView, graph_view
 
+from ..measure import FONT
+from ..notebook import FIGURE, ThemeProbe, wrapping
+from . import colours
 from .detail import node_detail
-from .scene import Scene
+from .legend import legend
+from .scene import GATE_PX, NAME_PX, RULE_PX, SYMBOL_PX, TITLE_PX, WIRE_PX, Scene
 
 BIG_GRAPH = 40                  # more nodes than this: gradient nodes start hidden
-WIDEST = 900                    # px: a notebook's output area is about 950 px wide
-LEGEND = ("<small>● op &nbsp; ■ input &nbsp; ◆ variable &nbsp; ▪ constant &nbsp; ▶ placeholder "
-          "&nbsp;|&nbsp; colour: <span style='color:rgb(33,102,172)'>■ positive</span> "
-          "<span style='color:rgb(178,24,43)'>■ negative</span>, stronger = larger "
-          "&nbsp;|&nbsp; border: device (grey CPU, green GPU, purple sim), "
-          "<span style='color:#D7191C'>red = warning</span> &nbsp;|&nbsp; ⋯ runs after "
-          "(control dependency) &nbsp;|&nbsp; ■ large: a collapsed name scope</small>")
+MAX_BOXES = 150                 # more boxes than this: a summary by scope and parts
+MAX_HEIGHT = 640                # px: a taller picture scrolls inside its box
+TEXT_TRACES = {"symbols": SYMBOL_PX, "names": NAME_PX, "gates": GATE_PX, "notes": NAME_PX,
+               "titles": TITLE_PX, "values": WIRE_PX, "grads": WIRE_PX, "rules": RULE_PX}
+SHADE_LEVELS = range(-4, 5)
 
 
 class GraphInspector(w.VBox):
@@ -41,67 +48,93 @@ class GraphInspector(w.VBox):
 
     def __init__(self, target, names=None, session=None, feed_dict=None, title=None,
                  height=None, output=None, args=None, optimized=False, collapsed=(),
-                 gradient_nodes=None, **inputs):
+                 gradient_nodes=None, summary=None, **inputs):
+        """``height``: the most pixels the picture takes before it scrolls (default 640);
+        ``collapsed``: name scopes drawn as one box; ``gradient_nodes``: show the nodes
+        ``eg.gradients`` added (default: in graphs of at most 40 nodes); ``summary``: the
+        most boxes drawn before the graph is summarised (None: 150, False: never)."""
         super().__init__()
         self.view = _as_view(target, names, session, feed_dict, title, inputs, output, args,
                              optimized)
         if gradient_nodes is None:
             gradient_nodes = len(self.view.nodes) <= BIG_GRAPH
         self.view.show_gradient_nodes(gradient_nodes).collapse(*collapsed)
+        if summary is not False:
+            self.view.summarise(MAX_BOXES if summary is None else summary)
         self.selected = None
         self.check = None
-        self._height = height
+        self._max_height = height or MAX_HEIGHT
         self._syncing = False             # True while controls are set to match the view
-        self.scene = Scene(self.view)
-        self.figure = go.FigureWidget(layout=self._layout())
+        self.theme = ThemeProbe()
+        self.figure = go.FigureWidget()
+        self._styled = None               # the theme the traces were last styled for
+        self._written = {}                # (trace, property) → the value last written
         self._add_traces()
-        self._build_controls()
-        self.view.listeners.append(lambda view: self._on_update())
-        self.view.display_listeners.append(lambda view: self._on_display())
-        self._redraw()
+        frame = self.view.frame()
+        self._build_controls(frame)
+        self.scene = Scene(frame)
+        self.view.listeners.append(lambda view: self._redraw())
+        self.view.display_listeners.append(lambda view: self._redraw(new_scene=True))
+        self.theme.observe(lambda change: self._redraw(), "dark")
+        self._redraw(frame=frame)       # (the controls ask for this frame: the result)
 
     # ------------------------------------------------------------------ building
-    def _layout(self):
-        return dict(height=self._size()[1], width=self._size()[0],
-                    margin=dict(l=10, r=10, t=10, b=10), template="plotly_white",
-                    showlegend=False, hovermode="closest", dragmode="pan",
-                    xaxis=dict(visible=False), yaxis=dict(visible=False), clickmode="event",
-                    font=dict(size=12))
-
-    def _size(self):
-        """(width, height) in pixels for the scene: about 110 px a column and a row."""
-        xs = [x for x, _ in self.scene.position.values()] or [0]
-        ys = [y for _, y in self.scene.position.values()] or [0]
-        width = int(min(WIDEST, max(660, 115 * (1 + max(xs) - min(xs)))))
-        height = self._height or int(min(760, max(300, 110 * (1 + max(ys) - min(ys)) + 120)))
-        return width, height
-
     def _add_traces(self):
-        f = self.figure
-        f.add_scatter(mode="lines", hoverinfo="skip", name="control edges",
-                      line=dict(color="#B0B0B0", width=1.2, dash="dot"))
-        f.add_scatter(mode="lines", hoverinfo="skip", name="edges",
-                      line=dict(color="#A0A0A0", width=1.5))
-        f.add_scatter(mode="lines", hoverinfo="skip", name="active edges",
-                      line=dict(color="#FF8C00", width=5))
-        f.add_scatter(mode="markers", hoverinfo="skip", name="arrows")
-        f.add_scatter(mode="text", hoverinfo="skip", name="edge labels",
-                      textfont=dict(size=10, color="#555"))
-        f.add_scatter(mode="markers", hoverinfo="skip", name="rings")
-        f.add_scatter(mode="markers+text", hoverinfo="text", name="nodes",
-                      textposition="bottom center", cliponaxis=False)
-        f.add_scatter(mode="text", hoverinfo="skip", name="gates", textposition="top center",
-                      textfont=dict(size=11, color="#6A3D9A"), cliponaxis=False)
-        self.nodes = f.data[6]
+        """The traces, bottom to top; ``_style`` sets how they look (in every redraw: plotly
+        drops the styles of traces added before the figure is on the page)."""
+        names = ["boxes", "casing"] + [f"wires {level}" for level in SHADE_LEVELS] + [
+            "wires without gradient", "group wires", "control edges", "active wires",
+            "arrows", "rings", "nodes"] + list(TEXT_TRACES)
+        for name in names:
+            self.figure.add_scatter(name=name, hoverinfo="text" if name == "nodes" else "skip")
+        self.traces = {t.name: t for t in self.figure.data}
+        self.nodes = self.traces["nodes"]
         self.nodes.on_click(self._on_click)
 
-    def _build_controls(self):
-        view = self.view
-        steps = len(view.steps())
+    def _style(self, theme):
+        ink, t = colours.THEMES[theme], self.traces
+        t["arrows"].marker.update(symbol="triangle-right", size=11)
+        t["rings"].marker.update(symbol="circle-open", line=dict(width=4))
+        # (no plotly template: every colour is set here, and a template is slow to set)
+        self.figure.update_layout({k: v for k, v in FIGURE[theme].items() if k != "template"})
+        self.figure.update_layout(
+            hoverlabel=dict(bgcolor=ink["box"], font=dict(color=ink["text"], family=FONT)),
+            margin=dict(l=0, r=0, t=0, b=0), showlegend=False, hovermode="closest",
+            dragmode=False, clickmode="event", font=dict(family=FONT, size=12),
+            xaxis=dict(visible=False, fixedrange=True, autorange=False),
+            yaxis=dict(visible=False, fixedrange=True, autorange=False))
+        t["boxes"].update(mode="lines", fill="toself", fillcolor=ink["box"],
+                          line=dict(color=ink["box_line"], width=1.5))
+        for level in SHADE_LEVELS:
+            t[f"wires {level}"].update(mode="lines",
+                                       line=dict(color=colours.SHADES[level + 4], width=3))
+        lines = {"casing": (ink["casing"], 6, "solid"),
+                 "wires without gradient": (ink["wire"], 1.8, "solid"),
+                 "group wires": (ink["wire"], 1.5, "solid"),
+                 "control edges": (ink["wire"], 1.2, "dot"),
+                 "active wires": (ink["active"], 9, "solid")}
+        for name, (colour, width, dash) in lines.items():
+            t[name].update(mode="lines", line=dict(color=colour, width=width, dash=dash))
+        t["active wires"].opacity = 0.55
+        t["arrows"].mode = t["rings"].mode = t["nodes"].mode = "markers"
+        words = {"symbols": None, "names": ink["text"], "gates": ink["gate"],
+                 "notes": ink["muted"], "titles": ink["text"], "values": ink["value"],
+                 "grads": ink["grad"], "rules": ink["rule"]}
+        for name, px in TEXT_TRACES.items():
+            t[name].update(mode="text", cliponaxis=False, textposition="middle center")
+            t[name].textfont.family = FONT
+            if name != "symbols":           # (each sign has its own size, set per frame)
+                t[name].textfont.size = px
+            if words[name] is not None:
+                t[name].textfont.color = words[name]
+
+    def _build_controls(self, frame):
+        """The controls, showing the state of ``frame`` (``_show_state`` keeps them so)."""
+        steps = frame.steps
         self.play = w.Play(min=0, max=steps, value=steps, interval=900, description="play")
         self.step = w.IntSlider(min=0, max=steps, value=steps, description="step",
                                 readout=False, continuous_update=True,
-                                layout=w.Layout(width="260px"))
+                                layout=w.Layout(width="240px"))
         w.jslink((self.play, "value"), (self.step, "value"))
         self.back = w.Button(description="◀", tooltip="previous step",
                              layout=w.Layout(width="40px"))
@@ -109,25 +142,28 @@ class GraphInspector(w.VBox):
                                 layout=w.Layout(width="40px"))
         self.back.on_click(lambda _: self._move(-1))
         self.forward.on_click(lambda _: self._move(1))
-        self.caption = w.HTML()
+        self.caption = w.HTML(layout=w.Layout(min_height="24px"))
         self.colour_by = w.Dropdown(options=["gradient", "value", "device"], value="gradient",
                                     description="colour", layout=w.Layout(width="190px"))
         self.grad_check = w.Checkbox(value=False, description="gradient check", indent=False,
-                                     layout=w.Layout(width="140px"))
-        self.show_gradients = w.Checkbox(value=view.gradient_nodes_shown,
+                                     layout=w.Layout(width="130px"))
+        self.show_gradients = w.Checkbox(value=frame.gradient_nodes_shown,
                                          description="gradient nodes", indent=False,
-                                         layout=w.Layout(width="140px"))
-        scopes = self._scope_options()
-        self.collapse = w.SelectMultiple(options=scopes, value=tuple(sorted(view.collapsed)),
+                                         layout=w.Layout(width="130px"))
+        self.collapse = w.SelectMultiple(options=frame.scopes, value=tuple(frame.collapsed),
                                          description="collapse",
-                                         rows=min(6, max(1, len(scopes))),
+                                         rows=min(6, max(1, len(frame.scopes))),
                                          layout=w.Layout(width="340px"))
         self.expand_all = w.Button(description="expand all", layout=w.Layout(width="90px"))
-        self.expand_all.on_click(lambda _: self.view.expand())
-        self.sliders = [self._slider(n) for n in view.leaves
-                        if n.kind in ("input", "variable", "placeholder")
-                        and n.shape == () and n.dtype.startswith("float")]
-        self.detail = w.HTML(layout=w.Layout(width="380px", overflow="auto"))
+        self.expand_all.on_click(lambda _: self.view.expand(*self.collapse.options))
+        self.summary_note = w.HTML()
+        self.back_to_summary = w.Button(description="back to the summary",
+                                        layout=w.Layout(width="170px"))
+        self.back_to_summary.on_click(lambda _: self.view.close_parts())
+        self.sliders = [self._slider(leaf) for leaf in frame.inputs]
+        self.detail = w.HTML(layout=w.Layout(flex="0 1 340px", min_width="300px",
+                                             overflow="auto"))
+        self.legend = w.HTML()
         self.status = w.HTML()
         for control in (self.step, self.colour_by, self.grad_check):
             control.observe(self._on_control, "value")
@@ -135,59 +171,41 @@ class GraphInspector(w.VBox):
         self.show_gradients.observe(self._on_choice, "value")
 
         row = [self.play, self.back, self.step, self.forward, self.colour_by, self.grad_check]
-        if any(n.gradient_node for n in view.nodes):
+        if frame.gradient_nodes:
             row.append(self.show_gradients)
-        top = [w.HBox(row), self.caption]
-        if view.scopes():
-            top.append(w.HBox([self.collapse, self.expand_all]))
+        top = [w.HBox(row, layout=wrapping()), self.caption]
+        self.scope_row = w.HBox([self.collapse, self.expand_all], layout=wrapping())
+        top.append(self.scope_row)          # (hidden while no scope is offered)
+        self.summary_row = w.HBox([self.summary_note, self.back_to_summary],
+                                  layout=wrapping())
+        top.append(self.summary_row)
         if self.sliders:
-            top.append(w.HBox(self.sliders, layout=w.Layout(flex_flow="row wrap")))
-        title = [w.HTML(f"<b>{html.escape(view.title)}</b>")] if view.title else []
-        self.body = w.HBox([self.figure, self.detail],
-                           layout=w.Layout(align_items="flex-start", flex_flow=self._flow()))
-        self.children = title + top + [
-            self.body,
-            w.HTML(LEGEND), self.status]
+            top.append(w.HBox(self.sliders, layout=wrapping()))
+        title = [w.HTML(f"<b>{html.escape(frame.title)}</b>")] if frame.title else []
+        # The picture scrolls in its own box; the detail sits beside it while both fit,
+        # under it when the notebook is narrow.
+        self.picture = w.Box([self.figure], layout=w.Layout(
+            flex="1 1 360px", overflow="auto", max_height=f"{self._max_height}px"))
+        self.body = w.HBox([self.picture, self.detail], layout=w.Layout(
+            flex_flow="row wrap", align_items="flex-start", width="100%"))
+        self.children = title + top + [self.body, self.legend, self.status, self.theme]
+        self.layout.width = "100%"
 
-    def _slider(self, node):
-        value = float(node.value)
-        low, high, step = _slider_range(value)
-        slider = w.FloatSlider(value=value, min=low, max=high, step=step,
-                               description=node.label, continuous_update=True,
-                               readout_format=".3g", layout=w.Layout(width="300px"))
-        slider.observe(lambda change: self._on_slider(node.id, change["new"]), "value")
-        slider.node_id = node.id
+    def _slider(self, leaf):
+        low, high, step = _slider_range(leaf.value)
+        slider = w.FloatSlider(value=leaf.value, min=low, max=high, step=step,
+                               description=leaf.label, continuous_update=True,
+                               readout_format=".3g", layout=w.Layout(width="290px"))
+        slider.observe(lambda change: self._on_slider(leaf.id, change["new"]), "value")
+        slider.node_id = leaf.id
         return slider
 
     # ------------------------------------------------------------------ reacting
     def _on_choice(self, _):
         """The collapse list or the gradient-nodes box changed: tell the view (which calls
-        ``_on_display`` back)."""
+        ``_redraw`` back). Scopes not in the list keep their state."""
         if not self._syncing:
-            self.view.collapsed = set(self.collapse.value)
-            self.view.show_gradient_nodes(self.show_gradients.value)
-
-    def _scope_options(self):
-        """The scopes listed: those with a node on screen (and the collapsed ones)."""
-        return sorted(set(self.view.scopes(shown_only=True)) | self.view.collapsed)
-
-    def _on_display(self):
-        """The view's display choices changed (here or in code): controls agree, new scene."""
-        view = self.view
-        self._syncing = True
-        try:
-            self.collapse.options = self._scope_options()
-            self.collapse.value = tuple(sorted(view.collapsed))
-            self.show_gradients.value = view.gradient_nodes_shown
-        finally:
-            self._syncing = False
-        self.scene = Scene(view)
-        self._redraw()
-        self.body.layout.flex_flow = self._flow()
-
-    def _flow(self):
-        """The detail beside a small picture, below a wide one."""
-        return "row" if self._size()[0] <= 660 else "row wrap"
+            self.view.set_display(self.collapse.value, self.show_gradients.value)
 
     def _move(self, delta):
         self.step.value = min(self.step.max, max(0, self.step.value + delta))
@@ -197,19 +215,6 @@ class GraphInspector(w.VBox):
             self.check = self.view.gradient_check() if change["new"] else None
         self._redraw()
 
-    def _on_update(self):
-        """The leaves have new values (from a slider or from code): every slider shows its
-        leaf's value, then the picture is drawn again."""
-        self._syncing = True
-        try:
-            for slider in self.sliders:
-                value = float(self.view.node(slider.node_id).value)
-                if value != slider.value:
-                    _fit_slider(slider, value)
-        finally:
-            self._syncing = False
-        self._redraw()
-
     def _on_slider(self, node_id, value):
         if self._syncing:
             return
@@ -217,68 +222,113 @@ class GraphInspector(w.VBox):
             self.view.update({node_id: value})       # listeners redraw
             self.status.value = ""
         except (ValueError, ArithmeticError) as error:
-            self.status.value = f"<span style='color:#D7191C'>{html.escape(str(error))}</span>"
+            self.status.value = f"<span style='color:{colours.WARNING}'>" \
+                                f"{html.escape(str(error))}</span>"
 
     def _on_click(self, trace, points, state):
         if points.point_inds:
-            self.select(self.scene.shown[points.point_inds[0]])
+            self.select(self.scene.ids[points.point_inds[0]])
 
     def select(self, shown):
-        """Show a node's detail (by id or label); a collapsed scope expands instead."""
+        """Show a node's detail (by id or label); a collapsed scope or part opens instead."""
         if shown.startswith("scope:"):
             self.view.expand(shown[6:])
+            return
+        if shown.startswith("part:"):
+            self.view.open_part(shown)
             return
         self.selected = self.view.node(shown).id
         self._redraw()
 
     # ------------------------------------------------------------------ drawing
-    def _redraw(self):
-        if self.check is not None:
-            self.check = self.view.gradient_check()      # values may have changed
-        step = self.step.value if self.step.value < self.step.max else None
-        x_range, y_range = self._ranges()
-        frame = self.scene.frame(step=step, selected=self.selected,
-                                 colour_by=self.colour_by.value, check=self.check,
-                                 aspect=self._aspect(x_range, y_range))
-        controls, edges, active, arrows, labels, rings, nodes, gates = self.figure.data
+    def _redraw(self, new_scene=False, frame=None):
+        """Draw the frame of the current step, and let every control show its state: the
+        view changed (new values, other boxes; here or in code) or a control moved.
+        ``new_scene``: other boxes are shown, lay them out again; ``frame``: the frame the
+        controls ask for, if it is already made."""
+        if frame is None:
+            if self.check is not None:
+                self.check = self.view.gradient_check()      # values may have changed
+            step = self.step.value if self.step.value < self.step.max else None
+            frame = self.view.frame(step=step, colour_by=self.colour_by.value,
+                                    focus=self.selected, check=self.check)
+        self._show_state(frame)
+        if new_scene or not self.scene.fits(frame):
+            self.scene = Scene(frame)
+        theme = self.theme.name
+        drawn = self.scene.draw(frame, theme, self.selected)
         with self.figure.batch_update():
-            controls.x, controls.y = frame["control_x"], frame["control_y"]
-            edges.x, edges.y = frame["edge_x"], frame["edge_y"]
-            active.x, active.y = frame["active_x"], frame["active_y"]
-            arrows.x, arrows.y = frame["arrow_x"], frame["arrow_y"]
-            # marker properties one by one (plotly.js refuses an update that sets the whole
-            # "marker" of one trace and "marker.color" of another)
-            arrows.marker.update(symbol="triangle-right", size=11, angle=frame["arrow_angle"],
-                                 color=["#606060"] * len(frame["arrow_angle"]))
-            labels.x, labels.y, labels.text = frame["label_x"], frame["label_y"], \
-                frame["label_text"]
-            rings.x, rings.y = frame["ring_x"], frame["ring_y"]
-            rings.marker.update(symbol="circle-open", size=46, line=dict(width=4),
-                                color=frame["ring_colour"])   # open markers draw in .color
-            nodes.x, nodes.y, nodes.text = frame["node_x"], frame["node_y"], frame["node_text"]
-            nodes.hovertext = frame["hover"]
-            gates.x, gates.y, gates.text = frame["node_x"], [y + 0.18 for y in
-                                                             frame["node_y"]], frame["gate_text"]
-            self.figure.layout.xaxis.range, self.figure.layout.yaxis.range = x_range, y_range
-            self.figure.layout.width, self.figure.layout.height = self._size()
-            nodes.marker.update(symbol=frame["symbol"], size=frame["size"],
-                                color=frame["colour"],
-                                line=dict(color=frame["line_colour"],
-                                          width=frame["line_width"]))
-        self.caption.value = f"<b>{html.escape(frame['caption'])}</b>"
-        shown = self.selected or frame["active"] or self.view.output
-        if shown is not None and not shown.startswith("scope:"):
-            self.detail.value = node_detail(self.view, shown, self.check)
+            if self._styled != theme:          # (only when the theme changes)
+                self._styled = theme
+                self._style(theme)
+            self._draw_frame(drawn)
+            self.figure.update_layout(
+                width=self.scene.width, height=self.scene.height,
+                xaxis_range=[0, self.scene.width], yaxis_range=[self.scene.height, 0])
+        # as wide as the picture at most: a small graph keeps the detail right beside it
+        self.picture.layout.max_width = f"{self.scene.width + 2}px"
+        self.caption.value = f"<b>{html.escape(frame.caption)}</b>"
+        self.legend.value = legend(frame, theme)
+        self.detail.value = node_detail(frame.detail, frame.scales)
+        self.summary_note.value = f"<div style='color:var(--jp-ui-font-color2, #616161)'>" \
+                                  f"{html.escape(frame.summary)}</div>"
+        self.summary_row.layout.display = "flex" if frame.summary else "none"
+        self.back_to_summary.layout.display = "" if frame.parts_opened else "none"
+        self.scope_row.layout.display = "flex" if self.collapse.options else "none"
 
-    def _ranges(self):
-        xs = [x for x, _ in self.scene.position.values()] or [0]
-        ys = [y for _, y in self.scene.position.values()] or [0]
-        return [min(xs) - 0.6, max(xs) + 0.6], [min(ys) - 0.75, max(ys) + 0.5]
+    def _show_state(self, frame):
+        """Every control shows what ``frame`` draws (setting one does not act on the view)."""
+        self._syncing = True
+        try:
+            for slider, leaf in zip(self.sliders, frame.inputs):
+                if leaf.value != slider.value:
+                    _fit_slider(slider, leaf.value)
+            if tuple(self.collapse.options) != tuple(frame.scopes):
+                self.collapse.value = ()
+                self.collapse.options = frame.scopes
+            self.collapse.value = tuple(frame.collapsed)
+            self.show_gradients.value = frame.gradient_nodes_shown
+        finally:
+            self._syncing = False
 
-    def _aspect(self, x_range, y_range):
-        """Screen pixels per y unit over pixels per x unit (20 px of margins)."""
-        return (self.figure.layout.height - 20) / (y_range[1] - y_range[0]) / \
-            ((self.figure.layout.width - 20) / (x_range[1] - x_range[0]))
+    def _draw_frame(self, drawn):
+        """Write the drawn arrays into the traces: only those that changed (a slider often
+        changes a few numbers, and plotly checks every array it is given)."""
+        props = {("boxes", "x"): drawn["boxes_x"], ("boxes", "y"): drawn["boxes_y"]}
+        lines = drawn["lines"]
+        for level in SHADE_LEVELS:
+            props[f"wires {level}", "x"], props[f"wires {level}", "y"] = \
+                lines[level]["x"], lines[level]["y"]
+        for name, key in (("casing", "casing"), ("wires without gradient", "none"),
+                          ("group wires", "group"), ("control edges", "control"),
+                          ("active wires", "active")):
+            props[name, "x"], props[name, "y"] = lines[key]["x"], lines[key]["y"]
+        arrows, rings, nodes = drawn["arrows"], drawn["rings"], drawn["nodes"]
+        props.update({("arrows", "x"): arrows["x"], ("arrows", "y"): arrows["y"],
+                      ("arrows", "marker.angle"): arrows["angle"],
+                      ("arrows", "marker.color"): arrows["colour"],
+                      ("rings", "x"): rings["x"], ("rings", "y"): rings["y"],
+                      ("rings", "marker.size"): rings["size"],
+                      ("rings", "marker.color"): rings["colour"],
+                      ("nodes", "x"): nodes["x"], ("nodes", "y"): nodes["y"],
+                      ("nodes", "text"): nodes["text"], ("nodes", "hovertext"): nodes["hover"],
+                      ("nodes", "customdata"): nodes["ids"],
+                      ("nodes", "marker.symbol"): nodes["symbol"],
+                      ("nodes", "marker.size"): nodes["size"],
+                      ("nodes", "marker.color"): nodes["colour"],
+                      ("nodes", "marker.opacity"): nodes["opacity"],
+                      ("nodes", "marker.line.color"): nodes["line_colour"],
+                      ("nodes", "marker.line.width"): nodes["line_width"],
+                      ("symbols", "textfont.color"): drawn["texts"]["symbols"]["colour"],
+                      ("symbols", "textfont.size"): drawn["texts"]["symbols"]["size"]})
+        for name in TEXT_TRACES:
+            texts = drawn["texts"].get(name, {"x": [], "y": [], "text": []})
+            for key in ("x", "y", "text"):
+                props[name, key] = texts[key]
+        for (name, path), value in props.items():
+            if self._written.get((name, path)) != value:
+                self._written[name, path] = value
+                self.traces[name][path] = value
 
     def __repr__(self):
         """The table of nodes and gradients: what a notebook shows where widgets do not run."""
