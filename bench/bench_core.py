@@ -1,12 +1,15 @@
 """Core benchmark: edugraph (eager, Session.run, traced function) vs hand-written numpy vs
 PyTorch CPU, all in one run.
 
-    python bench/bench_core.py            # all workloads, medians and ratios
-    python bench/bench_core.py --quick    # fewer repeats
+    python bench/bench_core.py            # all workloads, warm and fresh, medians and ratios
+    python bench/bench_core.py --quick    # fewer repeats and fresh rounds
+    python bench/bench_core.py --warm     # only warm (--fresh: only fresh; --rounds N)
 
 Workloads (from the lecture):
 1. tiny graph: x, y, z of shape (3, 4); c = sum(x*y + z); gradients wrt x, y, z
-2. two-layer ReLU net, N, D, H = 64, 1000, 100, L2 loss, one SGD step
+2. the lecture's two-layer ReLU net, N, D, H = 64, 1000, 100, weights at 0.01 scale, squared
+   error, one SGD step with lr 1e-4 (eagerly: ``requires_grad=True`` tensors updated in place
+   under ``no_grad``, as in PyTorch)
 3. large graph: workload 1 with N, D = 3000, 4000 (time and peak memory)
 4. per-op overhead: 1000 chained scalar adds, forward and backward
 5. the slides' tf.function example: one LSTMCell(10) step on a (10, 10) input, forward only
@@ -18,11 +21,24 @@ from ``eg.gradients``, the update from an optimizer's ``minimize``), the same as
 timed in turns in the same run (``compare``), so the ratios compare like with like; graphs are
 built and traced before timing. ``tests/test_bench.py`` checks that the contenders compute the
 same numbers.
+
+Warm and fresh. The *warm* table times every contender of every workload in this one process,
+one workload after the other. The *fresh* table times each contender of each workload in a new
+Python process of its own (``bench/fresh.py``), as a student's new kernel runs a lesson's loop:
+what ran before in a process changes how fast its next loop runs (the C allocator's limits move
+the first time a large array is freed, see ``edugraph/allocator.py``). The contenders take turns
+(numpy, eager, ..., PyTorch, then again) for ``--rounds`` rounds; the table gives each one's
+median over the rounds, and the ratios of those medians. Fresh processes also report page
+faults per step and peak memory: the bytes numpy and Python allocate during one step
+(``tracemalloc``, so the same for every contender that computes with numpy; PyTorch's own
+allocator is not traced) and how far the process's resident memory rose while timing.
 """
 import argparse
 import gc
+import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 import tracemalloc
@@ -44,7 +60,7 @@ try:
 except ImportError:
     torch = None
 
-LEARNING_RATE = 1e-6
+LEARNING_RATE = 1e-4
 
 
 def measure(fn, repeat=15, min_time=0.02):
@@ -78,12 +94,6 @@ def compare(fns, repeat=15, min_time=0.02):
 clock = time.process_time
 
 
-def timed(*fns, repeat=15):
-    """``compare`` for the contenders of one workload; None (PyTorch missing) gives None."""
-    times = iter(compare([f for f in fns if f is not None], repeat))
-    return [next(times) if f is not None else None for f in fns]
-
-
 def peak_memory(fn):
     """Peak bytes allocated (numpy and Python, traced by tracemalloc) while ``fn`` runs."""
     gc.collect()
@@ -100,12 +110,13 @@ def tiny_data(n=3, d=4, seed=0):
     return [rng.standard_normal((n, d)).astype(np.float32) for _ in range(3)]
 
 
-def two_layer_data(n=64, d=1000, h=100, seed=0):
+def two_layer_data(n=64, d=1000, h=100, seed=0, scale=0.01):
+    """Data and the lecture's small initial weights (``randn(d, h) * 0.01``)."""
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((n, d)).astype(np.float32)
     y = rng.standard_normal((n, d)).astype(np.float32)
-    w1 = rng.standard_normal((d, h)).astype(np.float32)
-    w2 = rng.standard_normal((h, d)).astype(np.float32)
+    w1 = (rng.standard_normal((d, h)) * scale).astype(np.float32)
+    w2 = (rng.standard_normal((h, d)) * scale).astype(np.float32)
     return x, y, w1, w2
 
 
@@ -184,17 +195,18 @@ def eager_tiny(x, y, z):
 
 
 def eager_two_layer_step(x, y, w1, w2, lr=LEARNING_RATE):
+    """The lecture's PyTorch-style loop body, written with edugraph."""
     tx, ty = eg.tensor(x), eg.tensor(y)
-    tw1, tw2 = eg.Variable(w1), eg.Variable(w2)
+    tw1, tw2 = eg.tensor(w1, requires_grad=True), eg.tensor(w2, requires_grad=True)
 
     def run():
-        tw1.grad = tw2.grad = None
         y_pred = eg.matmul(eg.nn.relu(eg.matmul(tx, tw1)), tw2)
         loss = eg.reduce_mean(eg.reduce_sum((y_pred - ty) ** 2, axis=1))
         loss.backward()
         with eg.no_grad():
-            tw1.assign_sub(tw1.grad * lr)
-            tw2.assign_sub(tw2.grad * lr)
+            for w in (tw1, tw2):
+                w -= lr * w.grad
+                w.grad = None
         return loss
     return run
 
@@ -354,13 +366,13 @@ def torch_two_layer_step(x, y, w1, w2, lr=LEARNING_RATE):
     tw1, tw2 = torch.tensor(w1, requires_grad=True), torch.tensor(w2, requires_grad=True)
 
     def run():
-        tw1.grad = tw2.grad = None
         y_pred = torch.relu(tx @ tw1) @ tw2
         loss = ((y_pred - ty) ** 2).sum(dim=1).mean()
         loss.backward()
         with torch.no_grad():
-            tw1.sub_(lr * tw1.grad)
-            tw2.sub_(lr * tw2.grad)
+            for w in (tw1, tw2):
+                w -= lr * w.grad
+                w.grad = None
         return loss
     return run
 
@@ -394,8 +406,83 @@ def torch_lstm(x, state, weights):
     return run
 
 
+# --------------------------------------------------------------------------- workloads
+# Each workload: its contenders' makers. A maker builds a contender (its data, graph, traced
+# function) and returns the step to time; a fresh process builds only the one it times (what
+# the others allocate while building would change its allocator's state).
+def tiny_makers(n=3, d=4):
+    data = tiny_data(n, d)
+    return {"numpy": lambda: lambda: numpy_tiny(*data), "eager": lambda: eager_tiny(*data),
+            "session": lambda: session_tiny(*data), "traced": lambda: traced_tiny(*data),
+            "torch": lambda: torch_tiny(*data)}
+
+
+def two_layer_makers():
+    """Each contender makes its own data (the same numbers): it updates its own weights."""
+    def numpy_step():
+        data = two_layer_data()
+        return lambda: numpy_two_layer_step(*data)
+    return {"numpy": numpy_step, "eager": lambda: eager_two_layer_step(*two_layer_data()),
+            "session": lambda: session_two_layer_step(*two_layer_data()),
+            "traced": lambda: traced_two_layer_step(*two_layer_data()),
+            "torch": lambda: torch_two_layer_step(*two_layer_data())}
+
+
+def large_makers():
+    return tiny_makers(3000, 4000)
+
+
+CHAIN_OPS = 1000
+
+
+def chain_makers():
+    return {"numpy": lambda: numpy_chain(CHAIN_OPS), "eager": lambda: eager_chain(CHAIN_OPS),
+            "session": lambda: session_chain(CHAIN_OPS),
+            "traced": lambda: traced_chain(CHAIN_OPS), "torch": lambda: torch_chain(CHAIN_OPS)}
+
+
+def lstm_makers():
+    data = lstm_data()
+    return {"numpy": lambda: numpy_lstm(*data), "eager": lambda: eager_lstm(*data),
+            "session": lambda: session_lstm(*data), "traced": lambda: traced_lstm(*data),
+            "torch": lambda: torch_lstm(*data)}
+
+
+def tiny_notes(t):
+    overhead = t["session"] - t["numpy"]
+    return [f"eager: {(t['eager'] - t['numpy']) / 3 * 1e6:.2f} µs per op over numpy (3 ops)",
+            f"Session.run overhead {overhead * 1e6:.1f} µs, traced call overhead "
+            f"{(t['traced'] - t['numpy']) * 1e6:.1f} µs"
+            + (f"; eager PyTorch takes {t['torch'] / overhead:.1f}x the Session.run overhead"
+               if t.get("torch") else "")]
+
+
+def chain_notes(t):
+    return [f"eager: {(t['eager'] - t['numpy']) / CHAIN_OPS * 1e6:.2f} µs per op over numpy"]
+
+
+def lstm_notes(t):
+    return [f"the slides' tf.function example: traced {t['eager'] / t['traced']:.1f}x faster "
+            "than eager"]
+
+
+# key: (row label, makers, repeats divided by, notes from the medians)
+WORKLOADS = {
+    "tiny": ("1 tiny graph (3,4)", tiny_makers, 1, tiny_notes),
+    "two_layer": ("2 two-layer step 64x1000x100", two_layer_makers, 1, None),
+    "large": ("3 large graph (3000,4000)", large_makers, 3, None),
+    "chain": (f"4 chain of {CHAIN_OPS} scalar adds", chain_makers, 1, chain_notes),
+    "lstm": ("5 LSTMCell(10) step, forward", lstm_makers, 1, lstm_notes),
+}
+
+
 # --------------------------------------------------------------------------- report
 COLUMNS = ["numpy", "eager", "session", "traced", "torch"]
+
+
+def header():
+    print(f"{'workload (µs per step)':<28}" + "".join(f"{c:>10}" for c in COLUMNS)
+          + f"{'eager/np':>11}{'session/np':>11}{'traced/np':>11}{'torch/eager':>13}")
 
 
 def row(name, times, extra=()):
@@ -411,73 +498,108 @@ def row(name, times, extra=()):
         print("    " + line)
 
 
+def present_columns():
+    return [c for c in COLUMNS if c != "torch" or torch is not None]
+
+
 def run_workload(contenders, repeat):
-    """{column: median seconds} for the contenders that exist (PyTorch may be missing)."""
-    present = {k: f for k, f in contenders.items() if f is not None}
-    return dict(zip(present, compare(list(present.values()), repeat)))
+    """{column: median seconds} for the built contenders, timed in turns."""
+    return dict(zip(contenders, compare(list(contenders.values()), repeat)))
+
+
+def warm(repeat):
+    """Every workload in this process, one after the other."""
+    print("warm: all workloads in this one process")
+    header()
+    for key, (label, makers, divisor, notes) in WORKLOADS.items():
+        made = {c: make() for c, make in makers().items() if c in present_columns()}
+        t = run_workload(made, max(3, repeat // divisor))
+        extra = notes(t) if notes else []
+        if key == "large":
+            mem_np = peak_memory(made["numpy"])
+            mem_eg = peak_memory(made["eager"])
+            extra = [f"eager peak memory {mem_eg / mem_np:.2f}x numpy ({mem_eg / 2**20:.0f} vs "
+                     f"{mem_np / 2**20:.0f} MiB)"]
+        row(label, t, extra)
+
+
+def fresh(rounds, repeat):
+    """Each contender of each workload in a new process (``bench/fresh.py``), in turns."""
+    print(f"fresh: each contender in a new process, medians of {rounds} rounds")
+    columns = present_columns()
+    results = {key: {c: [] for c in columns} for key in WORKLOADS}
+    script = str(Path(__file__).resolve().parent / "fresh.py")
+    for _ in range(rounds):
+        for key in WORKLOADS:
+            for column in columns:
+                out = subprocess.run([sys.executable, script, key, column, str(repeat)],
+                                     check=True, capture_output=True, text=True).stdout
+                results[key][column].append(json.loads(out.splitlines()[-1]))
+    header()
+    for key, (label, _, _, notes) in WORKLOADS.items():
+        runs = results[key]
+        t = {c: statistics.median(r["seconds"] for r in runs[c]) for c in columns}
+        extra = notes(t) if notes else []
+        faults = "  ".join(f"{c} {statistics.median(r['faults'] for r in runs[c]):.0f}"
+                           for c in columns)
+        extra.append(f"page faults per step: {faults}")
+        if key in ("two_layer", "large"):           # (the others' arrays are a few bytes)
+            mem = {c: statistics.median(r["traced_peak"] for r in runs[c])
+                   for c in ("numpy", "eager")}
+            rss = "  ".join(f"{c} {statistics.median(r['rss_rise'] for r in runs[c]) / 2**20:.1f}"
+                            for c in columns)
+            extra.append(f"peak memory: eager {mem['eager'] / mem['numpy']:.2f}x numpy "
+                         f"({mem['eager'] / 2**20:.2f} vs {mem['numpy'] / 2**20:.2f} MiB traced "
+                         f"in a step); resident memory rose (MiB): {rss}")
+        row(label, t, extra)
+
+
+def fresh_child(key, column, repeat):
+    """What ``bench/fresh.py`` runs in its new process: one contender of one workload, timed
+    like the warm table (``compare``) and then measured, as a dict for JSON."""
+    import resource
+    fn = WORKLOADS[key][1]()[column]()
+    divisor = WORKLOADS[key][2]
+    rss_before = _memory_status("VmRSS")
+    seconds = compare([fn], max(3, repeat // divisor))[0]
+    peak_rss = _memory_status("VmHWM")
+    calls = max(1, int(0.1 / seconds))
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(calls):
+        fn()
+    faults = (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / calls
+    return {"seconds": seconds, "faults": faults, "traced_peak": peak_memory(fn),
+            "rss_rise": max(0, peak_rss - rss_before)}
+
+
+def _memory_status(field):
+    """This process's resident memory now (``VmRSS``) or at its peak (``VmHWM``), in bytes,
+    from Linux's /proc/self/status. (Not ``ru_maxrss``: Linux carries it over from the parent
+    process that started this one, here the benchmark's, with its large graph.)"""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024     # (kB)
+    raise OSError(f"no {field} in /proc/self/status")
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="fewer repeats")
+    parser.add_argument("--quick", action="store_true", help="fewer repeats and rounds")
+    parser.add_argument("--warm", action="store_true", help="only the warm table")
+    parser.add_argument("--fresh", action="store_true", help="only the fresh table")
+    parser.add_argument("--rounds", type=int, default=None,
+                        help="fresh processes per contender and workload (default 7, quick 3)")
     args = parser.parse_args(argv)
     repeat = 5 if args.quick else 15
-    have_torch = torch is not None
+    rounds = args.rounds or (3 if args.quick else 7)
 
     print(f"numpy {np.__version__}" + (f", torch {torch.__version__} (1 thread)"
-                                       if have_torch else ", torch not installed"))
-    print(f"{'workload (µs per step)':<28}" + "".join(f"{c:>10}" for c in COLUMNS)
-          + f"{'eager/np':>11}{'session/np':>11}{'traced/np':>11}{'torch/eager':>13}")
-
-    data = tiny_data()
-    t = run_workload({"numpy": lambda: numpy_tiny(*data), "eager": eager_tiny(*data),
-                      "session": session_tiny(*data), "traced": traced_tiny(*data),
-                      "torch": torch_tiny(*data) if have_torch else None}, repeat)
-    overhead = t["session"] - t["numpy"]
-    row("1 tiny graph (3,4)", t, [
-        f"eager: {(t['eager'] - t['numpy']) / 3 * 1e6:.2f} µs per op over numpy (3 ops)",
-        f"Session.run overhead {overhead * 1e6:.1f} µs, traced call overhead "
-        f"{(t['traced'] - t['numpy']) * 1e6:.1f} µs"
-        + (f"; eager PyTorch takes {t['torch'] / overhead:.1f}x the Session.run overhead"
-           if have_torch else "")])
-
-    data2 = two_layer_data()
-    w_np = [a.copy() for a in data2]
-
-    def fresh():
-        return [a.copy() for a in data2]
-    t = run_workload({"numpy": lambda: numpy_two_layer_step(*w_np),
-                      "eager": eager_two_layer_step(*fresh()),
-                      "session": session_two_layer_step(*fresh()),
-                      "traced": traced_two_layer_step(*fresh()),
-                      "torch": torch_two_layer_step(*fresh()) if have_torch else None}, repeat)
-    row("2 two-layer step 64x1000x100", t)
-
-    big = tiny_data(3000, 4000)
-    eager_big = eager_tiny(*big)
-    t = run_workload({"numpy": lambda: numpy_tiny(*big), "eager": eager_big,
-                      "session": session_tiny(*big), "traced": traced_tiny(*big),
-                      "torch": torch_tiny(*big) if have_torch else None}, max(3, repeat // 3))
-    mem_np = peak_memory(lambda: numpy_tiny(*big))
-    mem_eg = peak_memory(eager_big)
-    row("3 large graph (3000,4000)", t, [
-        f"eager peak memory {mem_eg / mem_np:.2f}x numpy ({mem_eg / 2**20:.0f} vs "
-        f"{mem_np / 2**20:.0f} MiB)"])
-
-    n_ops = 1000
-    t = run_workload({"numpy": numpy_chain(n_ops), "eager": eager_chain(n_ops),
-                      "session": session_chain(n_ops), "traced": traced_chain(n_ops),
-                      "torch": torch_chain(n_ops) if have_torch else None}, repeat)
-    row(f"4 chain of {n_ops} scalar adds", t, [
-        f"eager: {(t['eager'] - t['numpy']) / n_ops * 1e6:.2f} µs per op over numpy"])
-
-    data = lstm_data()
-    t = run_workload({"numpy": numpy_lstm(*data), "eager": eager_lstm(*data),
-                      "session": session_lstm(*data), "traced": traced_lstm(*data),
-                      "torch": torch_lstm(*data) if have_torch else None}, repeat)
-    row("5 LSTMCell(10) step, forward", t, [
-        f"the slides' tf.function example: traced {t['eager'] / t['traced']:.1f}x faster "
-        "than eager"])
+                                       if torch is not None else ", torch not installed"))
+    if not args.fresh:
+        warm(repeat)
+    if not args.warm:
+        fresh(rounds, repeat)
 
 
 if __name__ == "__main__":

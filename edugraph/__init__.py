@@ -6,6 +6,7 @@ Everything a student needs is here, under the names used on the lecture slides.
 from types import SimpleNamespace as _SimpleNamespace
 
 from .missing import MissingNameError as _MissingNameError
+from . import allocator  # noqa: F401  (glibc keeps freed arrays for the next step: see there)
 
 from . import errors, nn  # noqa: F401
 from .autodiff import GradientTape, UnconnectedGradients, backward, grad

@@ -302,7 +302,7 @@ class Tensor:
         note_in_place_change(self, array_written=False)
 
     # ------------------------------------------------------------------ in place (PyTorch)
-    def _update(self, function, other, spelling):
+    def _update(self, function, other, spelling, ufunc=None):
         """``x -= d`` and ``x.sub_(d)``: write ``function(x, d)`` into x's own array, so x stays
         the same tensor (a leaf keeps its ``.grad``; views and aliases see the change). As in
         PyTorch, a leaf that requires grad may only be changed under ``eg.no_grad()`` (the
@@ -314,10 +314,28 @@ class Tensor:
             return function(self, other)
         if self._change_is_recorded(other, spelling):
             return self._record_change(lambda before: function(before, other), spelling)
+        if ufunc is not None and self._writes_through(other):
+            # (w -= lr * w.grad: numpy's in-place ufunc, as hand-written numpy does it. The
+            # op would first make a full-size result to copy in: one more temporary at the
+            # step's peak, when the gradients are all still alive)
+            getattr(self.device.xp, ufunc)(self._value, other._value, out=self._value)
+            note_in_place_change(self)
+            return self
         result = function(self, other)
         self._check_keeps_layout(result, spelling)
         self._store(Ellipsis, result._value)
         return self
+
+    def _writes_through(self, other):
+        """Whether ``x -= other`` may write straight into x's array: other is an eager tensor
+        of x's float dtype, device and shape (so nothing broadcasts or promotes, and the op's
+        checks have nothing to say), and neither a numerics check nor placement logging is
+        on (they watch every op)."""
+        return (other.__class__ is Tensor and other.graph is None
+                and other.device is self.device and other.shape == self.shape
+                and other.dtype == self.dtype and self.dtype.kind == "f"
+                and not isinstance(self._value, np.generic)
+                and _ops.base.check_result is None and not self.device.log_placement)
 
     def _check_keeps_layout(self, result, spelling):
         if (result.shape, result.dtype) != (self.shape, self.dtype):
@@ -424,14 +442,18 @@ class Tensor:
                 f"{self.shape}): they must broadcast to it (compared from the right, each size "
                 "equal or 1). Reshape them, or pick a part of their shape.")
 
-    def __iadd__(self, other): return self._update(_ops.math.add, other, "x += ...")
-    def __isub__(self, other): return self._update(_ops.math.subtract, other, "x -= ...")
-    def __imul__(self, other): return self._update(_ops.math.multiply, other, "x *= ...")
-    def __itruediv__(self, other): return self._update(_ops.math.divide, other, "x /= ...")
-    def add_(self, other): return self._update(_ops.math.add, other, "add_")
-    def sub_(self, other): return self._update(_ops.math.subtract, other, "sub_")
-    def mul_(self, other): return self._update(_ops.math.multiply, other, "mul_")
-    def div_(self, other): return self._update(_ops.math.divide, other, "div_")
+    # (the last argument: numpy's in-place ufunc for the same arithmetic, see _update)
+    def __iadd__(self, other): return self._update(_ops.math.add, other, "x += ...", "add")
+    def __isub__(self, other):
+        return self._update(_ops.math.subtract, other, "x -= ...", "subtract")
+    def __imul__(self, other):
+        return self._update(_ops.math.multiply, other, "x *= ...", "multiply")
+    def __itruediv__(self, other):
+        return self._update(_ops.math.divide, other, "x /= ...", "true_divide")
+    def add_(self, other): return self._update(_ops.math.add, other, "add_", "add")
+    def sub_(self, other): return self._update(_ops.math.subtract, other, "sub_", "subtract")
+    def mul_(self, other): return self._update(_ops.math.multiply, other, "mul_", "multiply")
+    def div_(self, other): return self._update(_ops.math.divide, other, "div_", "true_divide")
 
     def copy_(self, src):
         """Overwrite the values with ``src``'s, in place (``w.copy_(w0)``; under

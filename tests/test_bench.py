@@ -81,3 +81,26 @@ def test_floor_contenders_agree():
         np.testing.assert_allclose(got, want, rtol=1e-5)
     np.testing.assert_allclose(values(floor.minimal_chain(100)()),
                                values(bench.numpy_chain(100)()), rtol=1e-6)
+
+
+def test_every_workload_builds_each_contender_on_its_own():
+    """A fresh process builds one contender of one workload (bench/fresh.py): each maker
+    must stand alone, and its step must run."""
+    for key, (_, makers, _, _) in bench.WORKLOADS.items():
+        if key == "large":                          # (the same makers as "tiny", larger)
+            continue
+        for column, make in makers().items():
+            if column != "torch" or bench.torch is not None:
+                assert values(make()()), (key, column)
+
+
+def test_a_fresh_process_reports_its_step():
+    import json
+    import subprocess
+    script = Path(bench.__file__).with_name("fresh.py")
+    out = subprocess.run([sys.executable, str(script), "tiny", "eager", "3"], check=True,
+                         capture_output=True, text=True).stdout
+    report = json.loads(out.splitlines()[-1])
+    assert set(report) == {"seconds", "faults", "traced_peak", "rss_rise"}
+    assert 0 < report["seconds"] < 0.1 and report["faults"] >= 0
+    assert report["traced_peak"] > 3 * 4 * 4       # (at least the three (3, 4) gradients)
