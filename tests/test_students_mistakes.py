@@ -8,20 +8,19 @@ with a message matching ``expect``, ``warning`` matching ``expect``, or ``right`
 the case itself). Each row runs as a test; ``test_no_mistake_is_silent`` keeps the counts in
 view.
 """
-import _thread
 import collections
 import contextlib
 import io
 import os
 import re
 import tempfile
-import threading
 
 import numpy as np
 import pytest
 
 import edugraph as eg
 from edugraph.errors import GradientError
+from tests.interrupts import pressing_ctrl_c
 
 keras = eg.keras
 Mistake = collections.namedtuple("Mistake", "case before after run expect")
@@ -101,8 +100,8 @@ def interrupted_runaway_loop():
         i = eg.while_loop(lambda i: i < n, lambda i: i + 1, [eg.constant(0)])
         with eg.Session() as sess:
             sess.run(i, {n: 3})                                     # (compiled first)
-            threading.Timer(0.5, _thread.interrupt_main).start()    # (Ctrl-C)
-            sess.run(i, {n: 2 ** 31 - 1})                           # (practically endless)
+            with pressing_ctrl_c():
+                sess.run(i, {n: 2 ** 31 - 1})                       # (practically endless)
 
 
 def map_function_that_raises():

@@ -1,7 +1,5 @@
 """The fixes of issue 28 beyond its table of mistakes (test_students_mistakes.py): what still
 works as before, and the parts of each fix that one row cannot show."""
-import _thread
-import threading
 import tracemalloc
 import warnings
 
@@ -11,6 +9,7 @@ import pytest
 import edugraph as eg
 from edugraph.debugging import NotFiniteError
 from edugraph.errors import GradientError
+from tests.interrupts import pressing_ctrl_c
 
 keras = eg.keras
 
@@ -272,7 +271,6 @@ def test_maximum_iterations_caps_a_graph_loop_whose_cond_stays_true():
 
 
 def test_an_interrupted_eager_loop_says_how_to_cap_it():
-    threading.Timer(0.3, _thread.interrupt_main).start()
-    with pytest.raises(KeyboardInterrupt) as info:
+    with pytest.raises(KeyboardInterrupt) as info, pressing_ctrl_c():
         eg.while_loop(lambda i: i >= 0, lambda i: i + 1, [eg.tensor(0)], name="forever")
     assert "eg.while_loop 'forever' was interrupted after" in info.value.__notes__[0]
