@@ -207,3 +207,71 @@ def test_state_moves_to_a_fresh_optimizer_and_continues_the_same_trajectory():
     fresh.minimize(loss_fn(w2), var_list=[w2])
     np.testing.assert_array_equal(w2.numpy(), w.numpy())
     np.testing.assert_array_equal(fresh.get_slot(w2, "m").numpy(), adam.get_slot(w, "m").numpy())
+
+
+# ----------------------------------------------------------------------------- Adam in place
+def _adam_run(dtype, epsilon_hat, in_place, learning_rate=0.01, steps=30):
+    """w, m and v after ``steps`` eager Adam steps on fixed gradients, with the rule's
+    in-place arrays (``update_in_place``) or, switched off, its framework ops (``update``)."""
+    rng = np.random.default_rng(0)
+    w = eg.Variable(rng.normal(size=(5, 7)).astype(dtype))
+    grads = [rng.normal(size=(5, 7)).astype(dtype) for _ in range(steps)]
+    opt = eg.train.AdamOptimizer(learning_rate, epsilon_hat=epsilon_hat)
+    if not in_place:
+        opt.update_in_place = None
+    for g in grads:
+        opt.apply_gradients([(eg.constant(g), w)])
+    return [w.numpy(), opt.get_slot(w, "m").numpy(), opt.get_slot(w, "v").numpy()]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("epsilon_hat", [True, False])
+def test_adam_in_place_gives_the_ops_formulas_bits(dtype, epsilon_hat):
+    """The eager in-place Adam is the graph's formula, operation for operation: the lessons'
+    printed losses and accuracies do not move by a rounding."""
+    fast = _adam_run(dtype, epsilon_hat, in_place=True)
+    ops = _adam_run(dtype, epsilon_hat, in_place=False)
+    for name, a, b in zip("wmv", fast, ops):
+        assert a.dtype == dtype
+        assert np.array_equal(a, b), f"{name} differs by {np.abs(a - b).max()}"
+
+
+def test_adam_takes_the_ops_where_the_arrays_cannot_be_written_as_they_are():
+    """A learning rate that is a tensor, a gradient of another dtype, a numerics check that
+    watches each op: the step goes through ``update`` (and still trains)."""
+    rng = np.random.default_rng(2)
+    w0, g0 = rng.normal(size=(2, 3)), rng.normal(size=(2, 3))
+    expected = _adam_steps(eg.train.AdamOptimizer(0.1), w0, g0)
+    rate = eg.Variable(0.1, dtype=eg.float64, trainable=False)
+    opt = eg.train.AdamOptimizer(rate)
+    assert not opt._updates_in_place(eg.constant(g0), eg.Variable(w0))
+    np.testing.assert_allclose(_adam_steps(opt, w0, g0), expected, rtol=1e-12)
+    eg.debugging.enable_check_numerics()
+    try:
+        opt = eg.train.AdamOptimizer(0.1)
+        assert not opt._updates_in_place(eg.constant(g0), eg.Variable(w0))
+        np.testing.assert_array_equal(_adam_steps(opt, w0, g0), expected)
+    finally:
+        eg.debugging.disable_check_numerics()
+
+
+def _adam_steps(opt, w0, g0, steps=3):
+    w = eg.Variable(w0.copy())
+    for _ in range(steps):
+        opt.apply_gradients([(eg.constant(g0), w)])
+    return w.numpy()
+
+
+def test_adam_in_place_keeps_pytorchs_in_place_rules():
+    """eg.optim.Adam on a plain tensor: the tensor keeps its identity and its array, and a
+    graph recorded before the step refuses backward, as after any in-place change."""
+    w = eg.tensor([[1.0, -2.0]], requires_grad=True)
+    array = w._value
+    opt = eg.optim.Adam([w], lr=0.1)
+    (w * w).sum().backward()
+    stale = (w * w).sum()             # (its backward reads w's values)
+    opt.step()
+    assert w._value is array
+    np.testing.assert_allclose(w.numpy(), [[0.9, -1.9]], rtol=1e-6)
+    with pytest.raises(RuntimeError, match="in ?place|inplace"):
+        stale.backward()

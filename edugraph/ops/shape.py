@@ -2,6 +2,7 @@
 
 Their backward passes move the gradient back to where each value came from.
 """
+import math
 import numbers
 import operator
 
@@ -457,7 +458,7 @@ def flattened_shape(shape, start_dim, end_dim, where):
                          f"{tuple(shape)} has dimensions {-ndim}..{ndim - 1}, and start_dim "
                          "must not come after end_dim.")
     merged = shape[start:end + 1] or (1,)
-    size = None if None in merged else int(np.prod(merged))
+    size = None if None in merged else math.prod(merged)
     return tuple(shape[:start]) + (size,) + tuple(shape[end + 1:])
 
 

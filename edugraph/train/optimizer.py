@@ -10,11 +10,13 @@ A rule only says how to compute new values: ``update(var, grad, slots, step)`` r
 Slots (Adam's ``m`` and ``v``...) are Variables of the same shape as their variable, created on
 first use and readable with ``get_slot(var, "m")``.
 """
+import numbers
+
 import numpy as np
 
 from .. import context, devices
 from ..autodiff import GradientTape
-from ..context import no_grad
+from ..context import no_grad, note_in_place_change
 from ..errors import ShapeError
 from ..losses import _compatible
 from ..ops.clip import clip_by_global_norm, clip_by_norm
@@ -54,6 +56,15 @@ class Optimizer:
     def update(self, var, grad, slots, step):
         """New values ``{var: ..., slot name: ...}`` after one step (``step`` counts from 1)."""
         raise NotImplementedError
+
+    # A rule may also give ``update_in_place(xp, var, grad, slots, step)``: the same formula,
+    # the same float operations in the same order, on the arrays themselves (numpy or CuPy:
+    # ``xp``), written into the variable's and the slots' own arrays. Eager steps use it, as
+    # TF's fused ApplyAdam kernel and PyTorch's fused Adam are used: each op of ``update``
+    # would cost a framework call and a full-size temporary, and Adam's rule is some twenty
+    # of them per variable. Graphs keep ``update``: it is what they show, and the tests
+    # check that the two give the same bits.
+    update_in_place = None
 
     # ------------------------------------------------------------------ slots
     def get_slot_names(self):
@@ -173,6 +184,13 @@ class Optimizer:
             writes.append(counter.assign(step))
         for grad, var in pairs:
             slots = self.slots_for(var)
+            if self._updates_in_place(grad, var):
+                arrays = {name: slot._value for name, slot in slots.items()}
+                self.update_in_place(var.device.xp, var._value, grad._value, arrays,
+                                     None if step is None else step._value)
+                for changed in (var, *slots.values()):
+                    note_in_place_change(changed)
+                continue
             new = self.update(var, grad, {k: s for k, s in slots.items()}, step)
             for key, value in new.items():
                 writes.append(_write(var, value) if key is var else slots[key].assign(value))
@@ -185,6 +203,15 @@ class Optimizer:
             return group(*writes, name="update")
         with control_dependencies(writes):
             return global_step.assign_add(1).op
+
+    def _updates_in_place(self, grad, var):
+        """Can this eager step use ``update_in_place``? When ``var`` could take ``var -=
+        grad`` straight into its array (same device, shape and float dtype, nothing watching
+        each op: see ``Tensor._writes_through``) and the learning rate is a plain number (a
+        tensor rate, fed or scheduled, goes through the ops)."""
+        return (self.update_in_place is not None and var.graph is None
+                and isinstance(self.learning_rate, numbers.Real)
+                and var._writes_through(grad))
 
     def _clipped(self, pairs):
         """Keras's gradient clipping, one kind at most: each gradient by its own norm
