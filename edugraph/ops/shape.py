@@ -410,7 +410,6 @@ def _is_basic(index):
 def device_index(index, device):
     """Index parts as arrays on ``device``: tensors give their arrays (copied over from another
     device: PyTorch takes CPU indices for a GPU tensor too), lists are copied over."""
-    from ..tensor import Tensor
     if isinstance(index, tuple):
         return tuple(device_index(i, device) for i in index)
     if isinstance(index, Tensor):
