@@ -12,7 +12,7 @@ from .base import (Op, ShapedLike, apply, apply_shaped_like, as_tensor, as_tenso
                    broadcast_array, sum_to_shape)
 from .random import zeros_like
 from ..errors import ShapeError
-from ..tensor import Tensor, tensor
+from ..tensor import Tensor, as_dtype, tensor
 
 
 class Reshape(Op):
@@ -559,7 +559,6 @@ def gather(params, indices, axis=0, name=None):
 
 
 def one_hot(indices, depth, dtype="float32", name=None):
-    from ..tensor import as_dtype
     _check_integer("one_hot", indices)
     if depth < 0:
         raise ValueError(f"one_hot: depth must be 0 or more (the number of classes), got {depth}.")
