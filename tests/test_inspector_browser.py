@@ -143,6 +143,29 @@ def test_lesson_3s_graph_is_readable_at_1400_and_900_px_in_light_and_dark():
     assert light.exists()
 
 
+def test_a_small_graph_shows_whole_with_its_detail_beside_or_under_it():
+    """Lesson 1's graph (about 720 px) at a laptop's width with the file browser open was cut
+    on its right, where the output is, by the detail panel beside it: it now shows whole, the
+    detail under it where both do not fit side by side, and beside it where they do."""
+    with lab_notebook([SETUP, "inspector"], viewport=(1400, 1400)) as page:
+        page.wait_for_selector(".js-plotly-plot .scatterlayer", state="attached")
+        assert not cell_errors(page)
+        page.wait_for_timeout(1500)
+        narrow = page.evaluate(SIZES)
+        assert narrow["scroll"] <= narrow["box"] + 1            # no part of it hidden
+        assert narrow["box"] >= narrow["plot"]
+        assert narrow["right"] <= narrow["outputRight"] + 1
+        assert narrow["detailTop"] >= narrow["plotBottom"] - 1  # the detail under it
+        assert narrow["detail"] >= 300
+        screenshot(page, "inspector-small-1400", PICTURE)
+        page.set_viewport_size({"width": 1800, "height": 1400})
+        page.wait_for_timeout(1500)
+        wide = page.evaluate(SIZES)
+        assert wide["scroll"] <= wide["box"] + 1
+        assert wide["detailTop"] < wide["plotBottom"]           # the detail beside it
+        screenshot(page, "inspector-small-1800", PICTURE)
+
+
 STATIC_SETUP = """\
 import numpy as np
 import edugraph as eg

@@ -38,6 +38,8 @@ from .scene import GATE_PX, NAME_PX, RULE_PX, SYMBOL_PX, TITLE_PX, WIRE_PX, Scen
 BIG_GRAPH = 40                  # more nodes than this: gradient nodes start hidden
 MAX_BOXES = 150                 # more boxes than this: a summary by scope and parts
 MAX_HEIGHT = 640                # px: a taller picture scrolls inside its box
+WHOLE_UP_TO_PX = 760            # px: a picture this wide or less is shown whole, the detail
+                                # under it if need be (beside it from a notebook ~1100 px wide)
 TEXT_TRACES = {"symbols": SYMBOL_PX, "names": NAME_PX, "gates": GATE_PX, "notes": NAME_PX,
                "titles": TITLE_PX, "values": WIRE_PX, "grads": WIRE_PX, "rules": RULE_PX}
 SHADE_LEVELS = range(-4, 5)
@@ -265,8 +267,13 @@ class GraphInspector(w.VBox):
             self.figure.update_layout(
                 width=self.scene.width, height=self.scene.height,
                 xaxis_range=[0, self.scene.width], yaxis_range=[self.scene.height, 0])
-        # as wide as the picture at most: a small graph keeps the detail right beside it
-        self.picture.layout.max_width = f"{self.scene.width + 2}px"
+        # as wide as the picture at most: a small graph keeps the detail right beside it;
+        # and a small graph asks for all of its width, so where the detail does not fit
+        # beside it, it goes under the picture rather than cutting the picture's right side
+        # (the output) off. A wide graph scrolls in its box anyway, the detail beside it.
+        width = self.scene.width + 2
+        self.picture.layout.max_width = f"{width}px"
+        self.picture.layout.flex = f"1 1 {width if width <= WHOLE_UP_TO_PX else 360}px"
         self.caption.value = f"<b>{html.escape(frame.caption)}</b>"
         self.legend.value = legend(frame, theme)
         self.detail.value = node_detail(frame.detail, frame.scales)
