@@ -63,6 +63,33 @@ from widgets.projector import Projector
 vectors = images[:300].reshape(300, -1)
 digits = Projector(vectors, metadata={"digit": labels[:300].tolist()}, images=images[:300])"""
 LATER = "digits.tsne(perplexity=20, iterations=250)"
+PICTURE_BOX = """() => {
+    const plot = document.querySelector('.js-plotly-plot');
+    const box = plot.closest('.widget-box'), out = plot.closest('.jp-OutputArea-output');
+    return {scroll: box.scrollWidth, client: box.clientWidth, plot: plot.offsetWidth,
+            right: box.getBoundingClientRect().right, out: out.getBoundingClientRect().right};
+}"""
+
+
+def test_the_figure_narrows_with_the_notebook_instead_of_scrolling():
+    """At 900 px with the file browser open, lesson 7's projector hid its right side behind a
+    scroll bar: a plotly figure has a fixed size, and Python did not know the page's. The
+    figure now takes the output area's width (up to 600 px), also when the window changes."""
+    with lab_notebook([SETUP, "projector"], viewport=(720, 1200)) as page:
+        page.wait_for_selector(".js-plotly-plot .main-svg", state="attached")
+        assert not cell_errors(page)
+        page.wait_for_timeout(2000)
+        narrow = page.evaluate(PICTURE_BOX)
+        assert narrow["plot"] < 600                         # it narrowed ...
+        assert narrow["scroll"] <= narrow["client"] + 1     # ... so nothing hides
+        assert narrow["right"] <= narrow["out"] + 1
+        screenshot(page, "projector-720", ".jp-CodeCell:nth-child(2) .jp-OutputArea")
+        page.set_viewport_size({"width": 1400, "height": 1200})
+        page.wait_for_timeout(2000)
+        wide = page.evaluate(PICTURE_BOX)
+        assert wide["plot"] == 600 and wide["scroll"] <= wide["client"] + 1
+
+
 MENU = """() => [...document.querySelectorAll('.widget-dropdown')].map(d => [
     d.querySelector('label').textContent, d.querySelector('select').value])"""
 

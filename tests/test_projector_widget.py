@@ -224,3 +224,29 @@ def test_the_projector_follows_the_theme_and_wraps_its_side_panel():
     picture_and_side = view.children[7]
     assert picture_and_side.layout.flex_flow == "row wrap"
     assert picture_and_side.children[0].layout.overflow == "auto"
+
+
+def test_the_figure_takes_the_output_areas_width_and_places_labels_inside_it():
+    """The browser reports the output area's width (``ThemeProbe.width``): the figure takes it,
+    up to 600 px and down to 320 (below that it scrolls), and the labels stay inside."""
+    rng = np.random.default_rng(1)
+    projector = Projector(rng.normal(size=(40, 8)), {"word": [f"word{i}" for i in range(40)]})
+    view = projector.widget
+    assert view.figure.layout.width == 600                  # before a browser has said
+    view.theme.width = 404
+    assert view.width == view.figure.layout.width == 400
+    view.k.value = 12
+    click(view.figure, 3)
+    trace = view.figure.data[0]
+    shown = [i for i, t in enumerate(trace.text) if t]
+    assert len(shown) >= 5
+    from widgets.projector.labels import label_box
+    points = view._on_screen(np.column_stack([trace.x, trace.y])[shown])
+    assert all(50 <= x and x <= 390 for x, _ in points)      # the points in 400 px
+    assert all(x1 <= 390 for x0, y0, x1, y1 in (label_box(x, y, trace.text[i],
+                                                           trace.textposition[i])
+                                                 for (x, y), i in zip(points, shown)))
+    view.theme.width = 2000
+    assert view.figure.layout.width == 600
+    view.theme.width = 100
+    assert view.figure.layout.width == 320

@@ -3,9 +3,12 @@
 Python cannot see the page. ``ThemeProbe`` is an invisible widget whose few lines of
 JavaScript read JupyterLab's theme (``data-jp-theme-light`` on the page's body, which
 JupyterLab sets and changes when the student picks another theme; elsewhere, the lightness
-of the background) and send it back as ``dark``. A widget puts a probe among its children and
-redraws its figures when ``dark`` changes. HTML parts need no probe: they are styled with
-JupyterLab's CSS variables (``var(--jp-ui-font-color1)``), which follow the theme by themselves.
+of the background) and send it back as ``dark``, and the width of the output area it is shown
+in as ``width`` (again whenever that changes: a resized window, the file browser opened). A
+widget puts a probe among its children and redraws its figures when ``dark`` or ``width``
+changes: a plotly figure has a size in pixels, which the widget must choose. HTML parts need no
+probe: they are styled with JupyterLab's CSS variables (``var(--jp-ui-font-color1)``), which
+follow the theme by themselves.
 """
 import anywidget
 import ipywidgets as w
@@ -31,17 +34,31 @@ export default {
     tell();
     const watch = new MutationObserver(tell);
     watch.observe(document.body, { attributes: true });
-    return () => watch.disconnect();
+    // the output area (JupyterLab, Notebook 7), else whatever holds the widget
+    let area = null;
+    const measure = () => {
+      area = area || el.closest(".jp-OutputArea-output") || el.parentElement;
+      const width = area ? Math.floor(area.clientWidth) : 0;
+      if (width > 0 && model.get("width") !== width) {
+        model.set("width", width);
+        model.save_changes();
+      }
+    };
+    const sizes = new ResizeObserver(measure);
+    requestAnimationFrame(() => { measure(); if (area) sizes.observe(area); });
+    return () => { watch.disconnect(); sizes.disconnect(); };
   },
 };
 """
 
 
 class ThemeProbe(anywidget.AnyWidget):
-    """``dark`` is True while the notebook shows a dark theme."""
+    """``dark`` is True while the notebook shows a dark theme; ``width`` is the width in px of
+    the output area the widget is in (0 until a browser has shown it)."""
 
     _esm = ESM
     dark = traitlets.Bool(False).tag(sync=True)
+    width = traitlets.Int(0).tag(sync=True)
 
     @property
     def name(self):

@@ -35,7 +35,8 @@ HIGHLIGHT_SIZE = {2: 10, 3: 6}
 SELECTED_SIZE = {2: 16, 3: 10}
 MAX_TEXT_LABELS = 100     # more labels than this on screen is only clutter
 LABELS_3D = 6             # in 3-D (no screen positions known): the selection and 5 more
-WIDTH, HEIGHT = 600, 520  # px: a fixed size (the widget box does not tell plotly its width)
+WIDTH, HEIGHT = 600, 520  # px: the figure's size where the notebook has room for it
+NARROWEST = 320           # px: narrower output areas scroll the figure in its box
 MARGIN = dict(l=50, r=10, t=10, b=40)
 LABEL_PX = 11
 NONE = "(none)"
@@ -68,10 +69,12 @@ class ProjectorWidget(w.VBox):
         self._syncing = False       # True while the controls are set to match the projector
         self.theme = ThemeProbe()
         self.figure = go.FigureWidget(layout=FIGURE["light"])
+        self.width = WIDTH          # the figure's, in px (labels are placed in its pixels)
         self.figure.update_layout(width=WIDTH, height=HEIGHT, margin=MARGIN,
                                   hovermode="closest", showlegend=False, font_family=FONT)
         self._build_controls()
         self.theme.observe(self._on_theme, "dark")
+        self.theme.observe(self._on_width, "width")
         projector.listeners.append(self._on_view)
         self._recolour()
         self._draw()
@@ -139,8 +142,9 @@ class ProjectorWidget(w.VBox):
                        self.clear_button] + ([self.hover_image] if p.images is not None else []),
                       layout=w.Layout(flex="0 0 300px", overflow="auto", max_height="560px"))
         side.add_class("projector-side")
-        # The picture scrolls in its own box when the notebook is narrower; the side panel
-        # keeps its width, beside the picture or below it.
+        # The figure is as wide as the output area allows, up to WIDTH (``_on_width``); only
+        # below NARROWEST does it scroll in its own box. The side panel keeps its width,
+        # beside the picture or below it.
         picture = w.Box([self.figure], layout=w.Layout(
             flex=f"0 1 {WIDTH + 4}px", min_width="0", overflow="auto"))
         self.children = [
@@ -362,7 +366,7 @@ class ProjectorWidget(w.VBox):
     def _on_screen(self, positions):
         """Pixel positions (y downwards) of points at data ``positions`` (2-D)."""
         (x0, x1), (y0, y1) = self.figure.layout.xaxis.range, self.figure.layout.yaxis.range
-        width = WIDTH - MARGIN["l"] - MARGIN["r"]
+        width = self.width - MARGIN["l"] - MARGIN["r"]
         height = HEIGHT - MARGIN["t"] - MARGIN["b"]
         return [(MARGIN["l"] + (x - x0) / (x1 - x0) * width,
                  MARGIN["t"] + (y1 - y) / (y1 - y0) * height) for x, y in positions]
@@ -434,7 +438,7 @@ class ProjectorWidget(w.VBox):
                 texts[i] = labels[i]
             return texts, sides
         coordinates = self.projector.coordinates[self.shown][wanted]
-        plot_area = (MARGIN["l"], MARGIN["t"], WIDTH - MARGIN["r"], HEIGHT - MARGIN["b"])
+        plot_area = (MARGIN["l"], MARGIN["t"], self.width - MARGIN["r"], HEIGHT - MARGIN["b"])
         placed = place_labels(self._on_screen(coordinates), [labels[i] for i in wanted],
                               LABEL_PX, HIGHLIGHT_SIZE[2], plot_area)
         for i, side in zip(wanted, placed):
@@ -445,6 +449,18 @@ class ProjectorWidget(w.VBox):
     def _restyle(self):
         with self.figure.batch_update():
             self._style()
+
+    def _on_width(self, change):
+        """The output area is ``change["new"]`` px wide: the figure takes up to ``WIDTH`` of
+        it (the side panel then sits beside it or under it), so that no part of the picture
+        hides behind a scroll bar; the labels are placed again in the new pixels."""
+        width = max(NARROWEST, min(WIDTH, change["new"] - 4))
+        if width != self.width:
+            self.width = width
+            with self.figure.batch_update():
+                self.figure.update_layout(width=width)
+                if self.figure.data:
+                    self._style()
 
     def _on_theme(self, _):
         """The notebook's theme changed: the figure's template and the point colours follow
