@@ -163,13 +163,13 @@ class AdamOptimizer(Optimizer):
         """``update``'s operations, in its order and dtypes, on the arrays in place."""
         b1, b2, m, v = self.beta1, self.beta2, slots["m"], slots["v"]
         step = step[()]         # (numpy's scalar: the same float32 arithmetic, three times faster)
-        m *= b1
+        m *= b1                             # m ← β₁m + (1 − β₁)g
         m += (1 - b1) * grad
-        squared = (1 - b2) * grad
-        squared *= grad
+        squared = (1 - b2) * grad           # v ← β₂v + (1 − β₂)g·g, multiplied in
+        squared *= grad                     # update's order: ((1 − β₂)g)g
         v *= b2
         v += squared
-        root = xp.sqrt(v, out=squared)
+        root = xp.sqrt(v, out=squared)      # (g²'s buffer is free again)
         if self.epsilon_hat:
             lr_t = self.learning_rate * xp.sqrt(1 - b2 ** step) / (1 - b1 ** step)
             root += self.epsilon
