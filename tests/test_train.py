@@ -236,6 +236,17 @@ def test_adam_in_place_gives_the_ops_formulas_bits(dtype, epsilon_hat):
         assert np.array_equal(a, b), f"{name} differs by {np.abs(a - b).max()}"
 
 
+@pytest.mark.parametrize("epsilon_hat", [True, False])
+@pytest.mark.parametrize("rate", [np.float64(0.01), np.float32(0.01), 1])
+def test_adam_in_place_reads_a_numpy_or_integer_rate_as_the_ops_do(rate, epsilon_hat):
+    """A rate from numpy (``np.logspace(...)[i]``) is a number to the ops, cast to the
+    variable's dtype; a float64 scalar in numpy arithmetic would instead promote the step."""
+    fast = _adam_run(np.float32, epsilon_hat, in_place=True, learning_rate=rate)
+    ops = _adam_run(np.float32, epsilon_hat, in_place=False, learning_rate=rate)
+    for name, a, b in zip("wmv", fast, ops):
+        assert np.array_equal(a, b), f"{name} differs by {np.abs(a - b).max()}"
+
+
 def test_adam_takes_the_ops_where_the_arrays_cannot_be_written_as_they_are():
     """A learning rate that is a tensor, a gradient of another dtype, a numerics check that
     watches each op: the step goes through ``update`` (and still trains)."""

@@ -163,6 +163,7 @@ class AdamOptimizer(Optimizer):
         """``update``'s operations, in its order and dtypes, on the arrays in place."""
         b1, b2, m, v = self.beta1, self.beta2, slots["m"], slots["v"]
         step = step[()]         # (numpy's scalar: the same float32 arithmetic, three times faster)
+        lr = float(self.learning_rate)  # a number, as the ops read one (np.float64 would promote)
         m *= b1                             # m ← β₁m + (1 − β₁)g
         m += (1 - b1) * grad
         squared = (1 - b2) * grad           # v ← β₂v + (1 − β₂)g·g, multiplied in
@@ -171,7 +172,7 @@ class AdamOptimizer(Optimizer):
         v += squared
         root = xp.sqrt(v, out=squared)      # (g²'s buffer is free again)
         if self.epsilon_hat:
-            lr_t = self.learning_rate * xp.sqrt(1 - b2 ** step) / (1 - b1 ** step)
+            lr_t = lr * xp.sqrt(1 - b2 ** step) / (1 - b1 ** step)
             root += self.epsilon
             step_size = lr_t * m
         else:
@@ -180,7 +181,7 @@ class AdamOptimizer(Optimizer):
             correction2 = xp.sqrt(1 - b2 ** t).astype(var.dtype)
             root /= correction2
             root += self.epsilon
-            step_size = self.learning_rate / correction1 * m
+            step_size = lr / correction1 * m
         step_size /= root
         var -= step_size
 
