@@ -250,3 +250,22 @@ def test_the_figure_takes_the_output_areas_width_and_places_labels_inside_it():
     assert view.figure.layout.width == 600
     view.theme.width = 100
     assert view.figure.layout.width == 320
+
+
+def test_labels_shown_when_the_notebook_narrows_are_placed_again_in_the_new_width(monkeypatch):
+    from widgets.projector import widget as module
+    rng = np.random.default_rng(1)
+    projector = Projector(rng.normal(size=(40, 8)), {"word": [f"word{i}" for i in range(40)]})
+    view = projector.widget
+    view.k.value = 12
+    click(view.figure, 3)                                   # labels placed in 600 px
+    areas = []
+    place = module.place_labels
+    monkeypatch.setattr(module, "place_labels",
+                        lambda points, texts, *rest: areas.append(rest[-1]) or
+                        place(points, texts, *rest))
+    view.theme.width = 404                                  # then the notebook narrows
+    assert areas and areas[-1][2] == 390                    # placed again, in 400 px
+    trace = view.figure.data[0]
+    shown = [i for i, t in enumerate(trace.text) if t]
+    assert len(shown) >= 5

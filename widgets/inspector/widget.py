@@ -38,6 +38,7 @@ from .scene import GATE_PX, NAME_PX, RULE_PX, SYMBOL_PX, TITLE_PX, WIRE_PX, Scen
 BIG_GRAPH = 40                  # more nodes than this: gradient nodes start hidden
 MAX_BOXES = 150                 # more boxes than this: a summary by scope and parts
 MAX_HEIGHT = 640                # px: a taller picture scrolls inside its box
+PICTURE_BASIS_PX = 360          # px: a wide picture's share of a row, the detail beside it
 WHOLE_UP_TO_PX = 760            # px: a picture this wide or less is shown whole, the detail
                                 # under it if need be (beside it from a notebook ~1100 px wide)
 TEXT_TRACES = {"symbols": SYMBOL_PX, "names": NAME_PX, "gates": GATE_PX, "notes": NAME_PX,
@@ -187,7 +188,7 @@ class GraphInspector(w.VBox):
         # The picture scrolls in its own box; the detail sits beside it while both fit,
         # under it when the notebook is narrow.
         self.picture = w.Box([self.figure], layout=w.Layout(
-            flex="1 1 360px", overflow="auto", max_height=f"{self._max_height}px"))
+            flex=f"1 1 {PICTURE_BASIS_PX}px", overflow="auto", max_height=f"{self._max_height}px"))
         self.body = w.HBox([self.picture, self.detail], layout=w.Layout(
             flex_flow="row wrap", align_items="flex-start", width="100%"))
         self.children = title + top + [self.body, self.legend, self.status, self.theme]
@@ -273,7 +274,8 @@ class GraphInspector(w.VBox):
         # (the output) off. A wide graph scrolls in its box anyway, the detail beside it.
         width = self.scene.width + 2
         self.picture.layout.max_width = f"{width}px"
-        self.picture.layout.flex = f"1 1 {width if width <= WHOLE_UP_TO_PX else 360}px"
+        basis = width if width <= WHOLE_UP_TO_PX else PICTURE_BASIS_PX
+        self.picture.layout.flex = f"1 1 {basis}px"
         self.caption.value = f"<b>{html.escape(frame.caption)}</b>"
         self.legend.value = legend(frame, theme)
         self.detail.value = node_detail(frame.detail, frame.scales)

@@ -69,7 +69,6 @@ class ProjectorWidget(w.VBox):
         self._syncing = False       # True while the controls are set to match the projector
         self.theme = ThemeProbe()
         self.figure = go.FigureWidget(layout=FIGURE["light"])
-        self.width = WIDTH          # the figure's, in px (labels are placed in its pixels)
         self.figure.update_layout(width=WIDTH, height=HEIGHT, margin=MARGIN,
                                   hovermode="closest", showlegend=False, font_family=FONT)
         self._build_controls()
@@ -456,11 +455,13 @@ class ProjectorWidget(w.VBox):
         hides behind a scroll bar; the labels are placed again in the new pixels."""
         width = max(NARROWEST, min(WIDTH, change["new"] - 4))
         if width != self.width:
-            self.width = width
-            with self.figure.batch_update():
-                self.figure.update_layout(width=width)
-                if self.figure.data:
-                    self._style()
+            self.figure.update_layout(width=width)  # (not batched: a batch reads the old one)
+            self._restyle()
+
+    @property
+    def width(self):
+        """The figure's width in px: labels are placed in its pixels."""
+        return self.figure.layout.width
 
     def _on_theme(self, _):
         """The notebook's theme changed: the figure's template and the point colours follow
