@@ -191,12 +191,13 @@ def test_training_plot_draws_each_epoch_as_it_ends_and_stores_its_summary():
         screenshot(page, "training-plot-900-light", output)
     during = [(e, p) for e, p in seen if 0 < e < 8]
     # while fit runs, the plot shows epoch k's point with the line "epoch k / 8": it grows
-    # epoch by epoch, not at the end. (The figure and the line are two messages, and plotly
-    # draws asynchronously: on a loaded machine the figure may trail the line by an epoch or
-    # two, never lead it.)
+    # epoch by epoch, not at the end. (The figure and the line are two messages, the figure's
+    # first, and plotly draws asynchronously: a sample taken between the two sees the figure
+    # one epoch ahead, and on a loaded machine the figure may trail the line by an epoch or
+    # two.)
     assert len({e for e, _ in during}) >= 3, seen
     assert len({p for _, p in during if p > 0}) >= 3, seen
-    assert all(points <= epoch for epoch, points in during), seen
+    assert all(points <= epoch + 1 for epoch, points in during), seen
     assert sum(points == epoch for epoch, points in during) >= len(during) / 2, seen
     assert ["loss", 8] in curves and ["val_accuracy", 8] in curves
     assert outputs[-1].startswith("TrainingPlot: 8 epochs\n  loss: ")      # the summary
