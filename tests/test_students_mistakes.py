@@ -310,6 +310,7 @@ def _message(error):
     return "\n".join([str(error), *getattr(error, "__notes__", ())])
 
 
+@pytest.mark.timeout(120)     # (each case takes seconds: a Ctrl-C that never lands fails fast)
 @pytest.mark.parametrize("mistake", MISTAKES, ids=[m.case for m in MISTAKES])
 def test_the_mistake(mistake):
     if mistake.after == "error":

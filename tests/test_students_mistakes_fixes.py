@@ -270,6 +270,7 @@ def test_maximum_iterations_caps_a_graph_loop_whose_cond_stays_true():
             assert sess.run(i) == 7
 
 
+@pytest.mark.timeout(120)     # (a Ctrl-C that never lands fails fast, not after CI's 900 s)
 def test_an_interrupted_eager_loop_says_how_to_cap_it():
     with pytest.raises(KeyboardInterrupt) as info, pressing_ctrl_c():
         eg.while_loop(lambda i: i >= 0, lambda i: i + 1, [eg.tensor(0)], name="forever")
