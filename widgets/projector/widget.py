@@ -37,6 +37,7 @@ MAX_TEXT_LABELS = 100     # more labels than this on screen is only clutter
 LABELS_3D = 6             # in 3-D (no screen positions known): the selection and 5 more
 WIDTH, HEIGHT = 600, 520  # px: the figure's size where the notebook has room for it
 NARROWEST = 320           # px: narrower output areas scroll the figure in its box
+BOX_SLACK = 4             # px: the picture's box is this much wider than the figure
 MARGIN = dict(l=50, r=10, t=10, b=40)
 LABEL_PX = 11
 NONE = "(none)"
@@ -145,7 +146,7 @@ class ProjectorWidget(w.VBox):
         # below NARROWEST does it scroll in its own box. The side panel keeps its width,
         # beside the picture or below it.
         picture = w.Box([self.figure], layout=w.Layout(
-            flex=f"0 1 {WIDTH + 4}px", min_width="0", overflow="auto"))
+            flex=f"0 1 {WIDTH + BOX_SLACK}px", min_width="0", overflow="auto"))
         self.children = [
             w.HBox([self.method, self.dims, self.spherize], layout=wrapping()),
             self.method_settings,
@@ -453,7 +454,7 @@ class ProjectorWidget(w.VBox):
         """The output area is ``change["new"]`` px wide: the figure takes up to ``WIDTH`` of
         it (the side panel then sits beside it or under it), so that no part of the picture
         hides behind a scroll bar; the labels are placed again in the new pixels."""
-        width = max(NARROWEST, min(WIDTH, change["new"] - 4))
+        width = max(NARROWEST, min(WIDTH, change["new"] - BOX_SLACK))
         if width != self.width:
             self.figure.update_layout(width=width)  # (not batched: a batch reads the old one)
             self._restyle()
