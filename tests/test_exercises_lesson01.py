@@ -156,3 +156,36 @@ def test_1_7_the_stub_is_not_attempted():
             raise NotImplementedError()
 
     assert line_of("1.7", {"Ratio": Stub}).startswith("1.7 not attempted yet")
+
+
+def test_1_4_an_equivalent_central_difference_passes_and_a_step_of_its_own_is_explained():
+    def averaged(fn, x, eps):           # the mean of the two one-sided differences
+        return ((fn(x + eps) - fn(x)) / eps + (fn(x) - fn(x - eps)) / eps) / 2
+
+    assert line_of("1.4", {"numeric_derivative": averaged}).startswith("✓ 1.4")
+    assert line_of("1.4", {"numeric_derivative": lambda f, x, e: central(f, x)}) == (
+        "✗ 1.4: your numbers are the exact slopes, not the central differences with the step "
+        "the check gives: use the argument eps (its steps are large on purpose).")
+
+
+def test_1_5_and_1_7_a_forward_made_of_edugraph_functions_is_explained():
+    class TensorCube(Cube):
+        def forward(self, xp, x):
+            return eg.pow(x, 3)
+
+    class TensorRatio(Ratio):
+        def forward(self, xp, x, y):
+            return eg.divide(x, y)
+
+    assert line_of("1.5", {"Cube": TensorCube}) == (
+        "✗ 1.5: forward should return a numpy array computed from the arrays it gets "
+        "(x ** 3), not a tensor of shape (5,); edugraph's functions, which make tensors, "
+        "belong in backward.")
+    assert line_of("1.7", {"Ratio": TensorRatio}).startswith(
+        "✗ 1.7: forward should return a numpy array computed from the arrays it gets (x / y)")
+
+
+def test_1_6_a_split_that_forgets_the_factor_3_is_told_the_sum():
+    assert line_of("1.6", {"dm_da": 0.5, "dm_dc": 0.5}) == (
+        "✗ 1.6: the gradients should add up to the upstream gradient of the max, which is 3 "
+        "(the factor in front of it), not 1.")

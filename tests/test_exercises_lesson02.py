@@ -318,3 +318,20 @@ def test_2_8_weights_of_another_shape_are_explained():
     line = line_of("2.8", {"mixed_precision_updates": lambda w, u: w.sum()})
     assert line == ("✗ 2.8: mixed_precision_updates should return the weights, of w_start's "
                     "shape (5,); it returned the shape ()."), line
+
+
+def test_2_3_a_stacked_array_is_described_by_its_shape():
+    def stacked(x, y, z):
+        return np.stack(backward_by_hand(x, y, z))
+
+    line = line_of("2.3", {"backward_by_hand": stacked})
+    assert line.startswith("✗ 2.3: backward_by_hand should return three arrays, `return grad_x, "
+                           "grad_y, grad_z`; it returned a numpy array of shape (3, 3, 4)"), line
+
+
+def test_2_7_n_cubed_flops_on_the_gpu_alone_gets_the_flops_hint():
+    def gpu_n_cubed(n):
+        return 3 * 4 * n * n / 16e9 + n ** 3 / 11.4e12
+
+    answer = {**SOLUTIONS["2.7"], "gpu_seconds": gpu_n_cubed}
+    assert line_of("2.7", answer).startswith("✗ 2.7: an n × n matmul computes n² results")

@@ -325,7 +325,7 @@ def test_3_4_section_5s_settings_are_told_they_learn_too_slowly():
 def test_3_5_a_missing_or_extra_outcome_and_a_nudged_value_fail():
     right = SOLUTIONS["3.5"]()
     assert line_of("3.5", {**right, "tf1_possible": {50, 20, 5}}).startswith(
-        "✗ 3.5: not right yet")                 # "scale, then inc" left out
+        "✗ 3.5: tf1_possible misses an order in which one update runs whole")   # scale, inc
     assert line_of("3.5", {**right, "tf1_possible": {50, 23, 20}}).startswith(
         "✗ 3.5: tf1_possible misses a case where both updates read v")
     assert line_of("3.5", {**right, "tf1_possible": {50, 23, 20, 5, 25}}).startswith(
@@ -361,3 +361,33 @@ def test_3_5_one_number_for_the_set_is_explained():
     assert line_of("3.5", {**SOLUTIONS["3.5"](), "tf1_possible": 50.0}) == (
         "✗ 3.5: tf1_possible should be a set of numbers, such as {1.0, 2.0}, with every value "
         "v can end with; it is one number (50.0).")
+
+
+def test_3_5_the_set_may_be_a_numpy_array():
+    right = SOLUTIONS["3.5"]()
+    answer = {**right, "tf1_possible": np.array(sorted(right["tf1_possible"]), dtype=float)}
+    assert line_of("3.5", answer).startswith("✓ 3.5: ")
+
+
+def test_3_1_rows_summed_and_classes_averaged_is_told_the_axes():
+    with eg.Graph().as_default():
+        x = eg.placeholder(eg.float32, shape=(None, 64))
+        y = eg.placeholder(eg.float32, shape=(None, 10))
+        w = eg.placeholder(eg.float32, shape=(64, 10))
+        loss = eg.reduce_mean(eg.reduce_sum(eg.square(eg.nn.relu(x @ w) - y), axis=0))
+        grad_x = eg.gradients(loss, [x])[0]
+    answer = {"x_any": x, "y_any": y, "w_any": w, "loss_any": loss, "grad_x_any": grad_x}
+    assert line_of("3.1", answer).startswith("✗ 3.1: your loss sums over the rows (axis=0)")
+
+
+def test_3_4_a_column_of_digits_or_an_argmax_over_the_images_is_explained():
+    def column(x_data, y_data, x_new):
+        return classified_once(x_data, y_data, x_new).reshape(-1, 1)
+
+    def one_number(x_data, y_data, x_new):
+        return np.int64(classified_once(x_data, y_data, x_new).argmax())
+
+    assert line_of("3.4", {"classify_digits": column}).startswith(
+        "✗ 3.4: return a flat array of digits, shape (len(x_new),), not a column")
+    assert line_of("3.4", {"classify_digits": one_number}).startswith(
+        "✗ 3.4: take the argmax along axis=1")

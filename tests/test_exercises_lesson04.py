@@ -204,3 +204,22 @@ def test_4_4_values_read_with_get_slot_pass_and_the_wrong_slot_or_a_tensor_is_ex
 def test_4_4_one_name_still_unset_is_not_attempted():
     with pytest.raises(NotAttempted):
         find("4.4").verify({"rms_after_2": ..., "p_after_2": np.zeros(2)})
+
+
+def test_4_3_the_papers_form_with_tf1s_epsilon_rescaled_passes():
+    """m̂ / (√v̂ + ε̂) with ε̂ = ε / √(1 - β2ᵗ) is TF1's step written with the corrected
+    moments: the same path."""
+    def with_corrected_moments(grad_fn, start, lr, num_steps, beta1=0.9, beta2=0.999,
+                               epsilon=1e-8):
+        w = np.array(start, dtype=float)
+        m, v, path = np.zeros_like(w), np.zeros_like(w), [w]
+        for t in range(1, num_steps + 1):
+            g = grad_fn(w)
+            m = beta1 * m + (1 - beta1) * g
+            v = beta2 * v + (1 - beta2) * g * g
+            m_hat, v_hat = m / (1 - beta1 ** t), v / (1 - beta2 ** t)
+            w = w - lr * m_hat / (np.sqrt(v_hat) + epsilon / np.sqrt(1 - beta2 ** t))
+            path.append(w)
+        return np.array(path)
+
+    assert line_of("4.3", {"adam_path": with_corrected_moments}).startswith("✓ 4.3")

@@ -220,7 +220,8 @@ def test_5_2_one_gradient_of_both_losses_is_not_a_pair():
 
     assert line_of("5.2", {"two_loss_gradients": summed}) == (
         "✗ 5.2: two_loss_gradients(w, x, y) at w = 0.5 should return a pair (dmse_dw, "
-        "dmae_dw); it returned a Tensor of shape ().")
+        "dmae_dw); it returned one number. (tape.gradient([mse, mae], w) gives one gradient, "
+        "that of mse + mae: ask the persistent tape once per loss.)")
 
 
 def test_5_2_two_numbers_in_one_array_are_a_pair_too():
@@ -449,3 +450,22 @@ def test_5_6_a_count_as_a_python_int_or_float_tensor_is_read_as_a_number():
         return n
 
     assert line_of("5.6", {"count_halvings": as_float}).startswith("✓ 5.6: ")
+
+
+def test_5_5_and_5_6_equivalent_tests_pass():
+    """The sum of v is > 0 exactly when its mean is; the largest element is > 1 exactly when
+    any element is."""
+    @eg.function(autograph=False)
+    def by_the_sum(v):
+        return eg.cond(eg.reduce_sum(v) > 0, lambda: eg.square(v), lambda: eg.maximum(v, 0.0))
+
+    @eg.function
+    def any_above_one(x):
+        n = 0
+        while eg.reduce_any(x > 1):
+            x = x / 2
+            n += 1
+        return n
+
+    assert line_of("5.5", {"relu_or_square": by_the_sum}).startswith("✓ 5.5")
+    assert line_of("5.6", {"count_halvings": any_above_one}).startswith("✓ 5.6")

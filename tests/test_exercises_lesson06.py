@@ -336,3 +336,34 @@ def test_the_pass_line_is_one_deterministic_line(exercise_id):
     first, again = line_of(exercise_id, answers[exercise_id]()), \
         line_of(exercise_id, answers[exercise_id]())
     assert first == again and "\n" not in first and first.startswith(f"✓ {exercise_id}: ")
+
+
+def test_6_3_images_added_before_the_encoder_fail_though_symmetric():
+    left, right = eg.Input((8, 8)), eg.Input((8, 8))
+    flatten, encoder = layers.Flatten(), layers.Dense(16, activation="relu")
+    summed_images = layers.Add()([flatten(left), flatten(right)])
+    pair_net = eg.Model([left, right],
+                        layers.Dense(1, activation="sigmoid")(encoder(summed_images)))
+    assert line_of("6.3", {"pair_net": pair_net}).startswith(
+        "✗ 6.3: pair_net gives the same answer for any two images with the same sum a + b")
+
+
+def test_6_5_scipys_logsumexp_passes_and_keras_clipping_gets_the_cap_hint():
+    from scipy.special import logsumexp
+
+    def with_logsumexp(logits, labels):
+        n = len(labels)
+        log_p = logits - logsumexp(logits, axis=1, keepdims=True)
+        grad = np.exp(log_p) - np.eye(logits.shape[1])[labels]
+        return -log_p[np.arange(n), labels].mean(), grad / n
+
+    def clipped_like_keras(logits, labels):
+        n = len(labels)
+        shifted = np.exp(logits - logits.max(axis=1, keepdims=True))
+        p = shifted / shifted.sum(axis=1, keepdims=True)
+        loss = -np.log(np.clip(p[np.arange(n), labels], 1e-7, 1 - 1e-7)).mean()
+        return loss, (p - np.eye(logits.shape[1])[labels]) / n
+
+    assert line_of("6.5", {"cross_entropy_by_hand": with_logsumexp}).startswith("✓ 6.5")
+    assert line_of("6.5", {"cross_entropy_by_hand": clipped_like_keras}).startswith(
+        "✗ 6.5: right, except for logits of ±1000: adding a small number to p (or clipping")

@@ -5,7 +5,7 @@ import numpy as np
 import edugraph as eg
 from edugraph.ops.base import apply
 
-from .answers import WrongForm, array, function, number
+from .answers import WrongForm, array, describe, function, number
 from .checking import Exercise, Mistake
 
 
@@ -161,6 +161,12 @@ ex1_3 = Exercise(
 # (function, point, step): a cube and a sine, with steps large enough that a one-sided
 # difference is visibly off
 _PROBES = ((lambda t: t ** 3, 2.0, 1e-2), (np.sin, 0.5, 1e-2), (np.exp, -1.0, 1e-3))
+_EXACT = (3 * 2.0 ** 2, np.cos(0.5), np.exp(-1.0))     # the probes' true slopes
+
+
+def _exact_slopes(got, reference):
+    """Slopes far closer to the true ones than the probes' steps allow: a step of its own."""
+    return np.allclose(got["derivatives"], _EXACT, rtol=1e-6)
 
 
 def _differences(derivative):
@@ -195,6 +201,19 @@ ex1_4 = Exercise(
                 "only like ε. Step to both sides, x - ε and x + ε.",
                 gives=lambda: _differences(lambda f, x, e: (f(x + e) - f(x)) / e),
                 example={"numeric_derivative": lambda f, x, e: (f(x + e) - f(x)) / e}),
+        Mistake("this is the one-sided difference (f(x) - f(x - ε)) / ε: its error shrinks "
+                "only like ε. Step to both sides, x - ε and x + ε, and divide by 2ε.",
+                gives=lambda: _differences(lambda f, x, e: (f(x) - f(x - e)) / e),
+                example={"numeric_derivative": lambda f, x, e: (f(x) - f(x - e)) / e}),
+        Mistake("mind the brackets: `/ 2 * eps` divides by 2 and then multiplies by ε. "
+                "Write `/ (2 * eps)`.",
+                gives=lambda: _differences(lambda f, x, e: (f(x + e) - f(x - e)) / 2 * e),
+                example={"numeric_derivative": lambda f, x, e: (f(x + e) - f(x - e)) / 2 * e}),
+        Mistake("your numbers are the exact slopes, not the central differences with the "
+                "step the check gives: use the argument eps (its steps are large on purpose).",
+                when=_exact_slopes,
+                example={"numeric_derivative":
+                         lambda f, x, e: (f(x + 1e-6) - f(x - 1e-6)) / 2e-6}),
         Mistake("the sign is flipped: subtract the value at x - ε from the value at x + ε.",
                 gives=lambda: _differences(lambda f, x, e: (f(x - e) - f(x + e)) / (2 * e)),
                 example={"numeric_derivative":
@@ -211,6 +230,7 @@ _UPSTREAM = np.array([1.0, -2.0, 0.5, 3.0, -1.0])     # not all ones: backward m
 def _cube_results(op_class):
     """What the op computes, and the gradient that backward() then gives x for the loss
     Σ upstream·cube(x), after checking that backward keeps the engine's contract."""
+    _check_forward_returns_an_array(op_class, _POINTS, formula="x ** 3")
     op = op_class()
     x = eg.tensor(_POINTS, dtype=eg.float64, requires_grad=True)
     out = apply(op, x)
@@ -242,6 +262,17 @@ def _op_class(answer, name):
     if not (isinstance(op_class, type) and issubclass(op_class, eg.ops.base.Op)):
         raise WrongForm(f"{name} should be a class that subclasses Op (class {name}(Op): ...).")
     return op_class
+
+
+def _check_forward_returns_an_array(op_class, *arrays, formula):
+    """forward gets arrays and returns one. edugraph's functions (eg.pow...) there return a
+    tensor, which the engine would wrap again and trip over much later, in another op."""
+    value = op_class().forward(np, *(a.copy() for a in arrays))
+    if not isinstance(value, np.ndarray):
+        raise WrongForm(f"forward should return a numpy array computed from the arrays it "
+                        f"gets ({formula}), not {describe(value)}" +
+                        ("; edugraph's functions, which make tensors, belong in backward."
+                         if isinstance(value, eg.Tensor) else "."))
 
 
 def _gradient_check(op_class, *points):
@@ -335,7 +366,7 @@ ex1_6 = Exercise(
                                "dm_dc": _tie_gradients()["dm_da"]}),
         Mistake("the gradients should add up to the upstream gradient of the max, which is "
                 "3 (the factor in front of it), not 1.",
-                when=lambda got, ref: {got["dm_da"], got["dm_dc"]} == {1.0, 0.0},
+                when=lambda got, ref: np.isclose(got["dm_da"] + got["dm_dc"], 1.0),
                 example={"dm_da": 1.0, "dm_dc": 0.0}),
     ),
 )
@@ -351,6 +382,7 @@ _UPSTREAM_7 = np.array([1.0, -0.5, 2.0, 1.5])
 def _ratio_results(op_class):
     """What the node computes and the gradients backward() then gives x and y for the loss
     Σ upstream · ratio(x, y), after checking that backward keeps the engine's contract."""
+    _check_forward_returns_an_array(op_class, _NUMERATORS, _DENOMINATORS, formula="x / y")
     x = eg.tensor(_NUMERATORS, dtype=eg.float64, requires_grad=True)
     y = eg.tensor(_DENOMINATORS, dtype=eg.float64, requires_grad=True)
     op = op_class()
@@ -389,6 +421,8 @@ _ratio_swapped = _ratio_with(lambda self, grad, out, x, y: (-grad * x / (y * y),
 _ratio_no_upstream = _ratio_with(lambda self, grad, out, x, y: (1 / y, -x / (y * y)))
 _ratio_x_forgotten = _ratio_with(lambda self, grad, out, x, y: (grad / y, -grad / (y * y)))
 _ratio_one_y = _ratio_with(lambda self, grad, out, x, y: (grad / y, -grad * x / y))
+_ratio_reciprocals_rule = _ratio_with(
+    lambda self, grad, out, x, y: (grad / y, -grad * out * out))
 _ratio_upside_down = type("Ratio", (_RightRatio,), {"forward": lambda self, xp, x, y: y / x})
 
 
@@ -436,6 +470,10 @@ ex1_7 = Exercise(
                 "∂(x/y)/∂y = −x / y².",
                 gives=lambda: _ratio_results_of(_ratio_one_y),
                 example={"Ratio": _ratio_one_y}),
+        Mistake("y's gradient −grad · out² is the rule of section 8's 1/y, but out is x / y "
+                "here: ∂(x/y)/∂y = −x / y², which is −out / y.",
+                gives=lambda: _ratio_results_of(_ratio_reciprocals_rule),
+                example={"Ratio": _ratio_reciprocals_rule}),
         Mistake("forward does not compute x / y (the first input over the second): check it "
                 "on a few numbers.",
                 when=lambda got, ref: not np.allclose(got["forward"], ref["forward"]),

@@ -134,6 +134,10 @@ def _all_averaged(x, y, w):
     return eg.reduce_mean((eg.maximum(eg.matmul(x, w), 0.0) - y) ** 2)
 
 
+def _rows_summed_classes_averaged(x, y, w):
+    return eg.reduce_mean(eg.reduce_sum((eg.maximum(eg.matmul(x, w), 0.0) - y) ** 2, axis=0))
+
+
 def _without_relu(x, y, w):
     return eg.reduce_mean(eg.reduce_sum((eg.matmul(x, w) - y) ** 2, axis=1))
 
@@ -175,6 +179,11 @@ ex3_1 = Exercise(
                 "rows.",
                 gives=lambda: _run_any_batch(_built(_all_averaged)),
                 example=lambda: _built(_all_averaged)),
+        Mistake("your loss sums over the rows (axis=0) and averages over the classes: "
+                "it is the other way round. Sum each row's squared errors over the classes "
+                "(axis=1), then average the rows.",
+                gives=lambda: _run_any_batch(_built(_rows_summed_classes_averaged)),
+                example=lambda: _built(_rows_summed_classes_averaged)),
         Mistake("section 3's prediction is ReLU(x·w), eg.maximum(eg.matmul(x, w), 0.0): "
                 "your loss leaves the ReLU out.",
                 gives=lambda: _run_any_batch(_built(_without_relu)),
@@ -448,6 +457,12 @@ def _run_classifier(answer):
             "accuracy": accuracy, "past the mark": accuracy >= REQUIRED_ACCURACY}
 
 
+_PREDICTIONS = {"digits": lambda scores: scores.argmax(axis=1),
+                "scores": lambda scores: scores,
+                "a column": lambda scores: scores.argmax(axis=1).reshape(-1, 1),
+                "argmax over the images": lambda scores: scores.argmax(axis=0)}
+
+
 def _classifier(num_steps=200, lr=1.0, fetch_update=True, returns="digits", images="new"):
     """classify_digits as a student writes it, with these choices (the solution's, or the
     mistakes' examples)."""
@@ -465,7 +480,7 @@ def _classifier(num_steps=200, lr=1.0, fetch_update=True, returns="digits", imag
                     sess.run([loss, update] if fetch_update else loss,
                              feed_dict={x: x_data, y: y_data})
                 scores = sess.run(logits, feed_dict={x: x_new if images == "new" else x_data})
-        return scores.argmax(axis=1) if returns == "digits" else scores
+        return _PREDICTIONS[returns](scores)
     return {"classify_digits": classify_digits}
 
 
@@ -506,6 +521,14 @@ ex3_4 = Exercise(
                 "eg.losses.softmax_cross_entropy.",
                 when=_accuracy_between(2 * CHANCE, REQUIRED_ACCURACY),
                 example=_classifier(num_steps=10, lr=0.5)),
+        Mistake("return a flat array of digits, shape (len(x_new),), not a column: "
+                "argmax(axis=1) without keepdims, or .ravel() it.",
+                when=lambda got, reference: got["shape"] == (reference["shape"][0], 1),
+                example=_classifier(returns="a column")),
+        Mistake("take the argmax along axis=1, over each image's 10 scores: along axis 0 (or "
+                "with no axis) it picks images, not digits.",
+                when=lambda got, reference: got["shape"] in ((CLASSES,), ()),
+                example=_classifier(returns="argmax over the images")),
     ),
 )
 
@@ -550,10 +573,12 @@ def _run_in_edugraph(ordered):
 
 
 def _outcomes(value, name):
-    """A reader: a set (or list, tuple) of numbers, as a frozenset of floats."""
+    """A reader: a set (or list, tuple, 1-D array) of numbers, as a frozenset of floats."""
     if isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
         raise WrongForm(f"{name} should be a set of numbers, such as {{1.0, 2.0}}, with every "
                         f"value v can end with; it is one number ({value!r}).")
+    if isinstance(value, np.ndarray) and value.ndim == 1:
+        value = value.tolist()
     if not isinstance(value, (set, frozenset, list, tuple)) or not value:
         raise WrongForm(f"{name} should be a set of numbers, such as {{1.0, 2.0}}; it is "
                         f"{describe(value)}.")
@@ -623,6 +648,13 @@ ex3_5 = Exercise(
                 when=lambda got, ref: (got["tf1_possible"] >= _sequential_only()
                                        and not got["tf1_possible"] >= _both_read_first()),
                 example=_two_updates_answer(tf1_possible=set(_sequential_only()))),
+        Mistake("tf1_possible misses an order in which one update runs whole before the "
+                "other: TF1 may run scale first and inc after it, or inc first and scale "
+                "after it.",
+                when=lambda got, ref: (got["tf1_possible"] < ref["tf1_possible"]
+                                       and not got["tf1_possible"] >= _sequential_only()),
+                example=_two_updates_answer(
+                    tf1_possible=_tf1_outcomes() - {min(_sequential_only())})),
         Mistake("tf1_possible: some of your values cannot come out. v ends with what the last "
                 "write wrote, and each update writes its function (v + 3 or v · 10) of the v "
                 "it read: 2, or what the other update wrote.",

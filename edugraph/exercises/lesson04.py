@@ -352,6 +352,10 @@ def _no_bias_correction(w, m, v, t, lr, b1, b2, eps):
     return w - lr * m / (np.sqrt(v) + eps)
 
 
+def _m_corrected_only(w, m, v, t, lr, b1, b2, eps):
+    return w - lr * m / (1 - b1 ** t) / (np.sqrt(v) + eps)
+
+
 def _epsilon_after_correction(w, m, v, t, lr, b1, b2, eps):     # the paper's, PyTorch's
     m_hat, v_hat = m / (1 - b1 ** t), v / (1 - b2 ** t)
     return w - lr * m_hat / (np.sqrt(v_hat) + eps)
@@ -389,6 +393,10 @@ ex4_3 = Exercise(
             _adam_with(_no_bias_correction),
             "the bias correction is missing: m and v start at 0, so early on they are too "
             "small; TF1 scales the rate, η_t = η·√(1 - β2ᵗ)/(1 - β1ᵗ)."),
+        _adam_mistake(
+            _adam_with(_m_corrected_only),
+            "only m is bias-corrected: v starts at 0 too, so η_t also has the factor "
+            "√(1 - β2ᵗ), η_t = η·√(1 - β2ᵗ)/(1 - β1ᵗ)."),
         _adam_mistake(
             _adam_with(_epsilon_after_correction),
             "that is the paper's (and PyTorch's) Adam, with ε added after the bias "
@@ -463,6 +471,9 @@ ex4_4 = Exercise(
         Mistake("TF1 starts the rms slot at ONES (the table's 'from 1'), not zeros: from "
                 "zeros, the first step would be about η/√0.1 ≈ 3η whatever the gradient.",
                 gives=lambda: _rmsprop_by_hand(rms_start=0.0)),
+        Mistake("0.1 is where Adagrad's accumulator starts; TF1's RMSProp starts its rms "
+                "slot at ONES (the table's 'from 1').",
+                gives=lambda: _rmsprop_by_hand(rms_start=0.1)),
         Mistake("these are the values after ONE step; two are asked (the second step starts "
                 "from the first one's rms and position).",
                 gives=lambda: _rmsprop_by_hand(num_steps=1)),

@@ -183,6 +183,10 @@ def _run_two_losses(answer):
         pair = _returned(pair, call)
         if isinstance(pair, (np.ndarray, eg.Tensor)) and pair.shape == (2,):
             pair = list(pair)       # two numbers in one array will do too
+        if isinstance(pair, (np.ndarray, eg.Tensor)) and pair.shape == ():
+            raise WrongForm(f"{call} should return a pair (dmse_dw, dmae_dw); it returned "
+                            "one number. (tape.gradient([mse, mae], w) gives one gradient, "
+                            "that of mse + mae: ask the persistent tape once per loss.)")
         if not isinstance(pair, (tuple, list)) or len(pair) != 2:
             shape = f" of shape {tuple(pair.shape)}" if hasattr(pair, "shape") else ""
             raise WrongForm(f"{call} should return a pair (dmse_dw, dmae_dw); it returned "
@@ -644,6 +648,11 @@ ex5_6 = Exercise(
                     too_big=lambda v: eg.reduce_sum(v) > 1)}),
                 example={"count_halvings": _halving_rule(
                     too_big=lambda v: eg.reduce_sum(v) > 1)}),
+        Mistake("the loop tests the mean: the largest element (eg.reduce_max) must be > 1.",
+                gives=lambda: _run_halvings({"count_halvings": _halving_rule(
+                    too_big=lambda v: eg.reduce_mean(v) > 1)}),
+                example={"count_halvings": _halving_rule(
+                    too_big=lambda v: eg.reduce_mean(v) > 1)}),
         Mistake("right counts, but count_halvings is not traced: put @eg.function above its "
                 "def, so that AutoGraph converts the while.",
                 when=lambda got, reference: np.array_equal(got["counts"], reference["counts"])

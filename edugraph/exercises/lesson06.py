@@ -3,6 +3,7 @@ honestly; count a CNN's parameters layer by layer; a functional model with a sha
 cannot tell left from right; batch normalisation by hand; softmax cross-entropy and its gradient
 p - y by hand."""
 import functools
+import warnings
 from types import SimpleNamespace
 
 import numpy as np
@@ -73,6 +74,23 @@ def _count_of(fraction, size):
     return abs(fraction * size - round(fraction * size)) < 1e-4
 
 
+def _test_loss(net):
+    """The loss that evaluate gives on the test images (a number a student may report by
+    mistake), or None where it cannot run: a model not compiled, or not for these labels."""
+    data = _digits()
+    for shape in _IMAGE_SHAPES:
+        for labels in (data.y_test, np.eye(10)[data.y_test]):     # class ids, or one-hot
+            try:
+                with warnings.catch_warnings():     # fit has warned the student already
+                    warnings.simplefilter("ignore")
+                    result = net.evaluate(data.x_test.reshape((len(data.x_test),) + shape),
+                                          labels)
+            except Exception:       # another input shape, other labels, not compiled...
+                continue
+            return float(np.ravel(result)[0])
+    return None
+
+
 def _accuracy(net, images, labels):
     return float(np.mean(_outputs_on(net, images, "digits_net").argmax(axis=1) == labels))
 
@@ -109,7 +127,7 @@ def _run_digits(answer):
         "accuracy": accuracy, "reported": reported, "probabilities": probabilities,
         "from logits": from_logits, "expects probabilities": expects_probabilities,
         "fit accuracy": fit_accuracy, "val accuracy": val_accuracy,
-        "parameters": net.count_params(),
+        "parameters": net.count_params(), "test loss": _test_loss(net),
     }
 
 
@@ -237,6 +255,13 @@ ex6_1 = Exercise(
                 when=lambda got, ref: _measured_on(got, len(_digits().x_test)),
                 example=lambda: {"digits_net": _trained_mlp()[0],
                                  "digits_test_acc": _barely_trained()["digits_test_acc"]}),
+        Mistake("digits_test_acc is the test loss, not the accuracy: evaluate returns the "
+                "loss alone, or [loss, accuracy] when the model is compiled with "
+                "metrics=[\"accuracy\"]. Report the accuracy.",
+                when=lambda got, ref: (got["test loss"] is not None and
+                                       abs(got["reported"] - got["test loss"]) < 1e-6),
+                example=lambda: {"digits_net": _trained_mlp()[0],
+                                 "digits_test_acc": _test_loss(_trained_mlp()[0])}),
     ),
 )
 
@@ -353,14 +378,14 @@ ex6_2 = Exercise(
 
 # ------------------------------------------------ 6.3: a shared encoder, and Add: a symmetric net
 _PAIR_CHECKED = ("inputs", "output shape", "parameters", "symmetric", "uses both images",
-                 "probabilities")
+                 "probabilities", "more than the sum")
 
 
 def _pair_net(encoders=1, combine=layers.Add, flatten=True, twice_the_left=False,
-              output_activation="sigmoid"):
+              output_activation="sigmoid", encoder_activation="relu"):
     """6.3's model as the prompt asks for it, or with one of the known mistakes."""
     img_a, img_b = eg.Input((8, 8)), eg.Input((8, 8))
-    dense = [layers.Dense(16, activation="relu") for _ in range(encoders)]
+    dense = [layers.Dense(16, activation=encoder_activation) for _ in range(encoders)]
     flat = layers.Flatten() if flatten else (lambda image: image)
     code_a = dense[0](flat(img_a))
     code_b = dense[-1](flat(img_a if twice_the_left else img_b))
@@ -389,6 +414,7 @@ def _measure_pair(net):
     images = _digits().x_test
     left, right, other = images[:16], images[16:32], images[32:48]
     both = _pair_outputs(net, left, right)
+    halfway = (left + right) / 2        # the same sum a + b as (left, right)
     return {
         "inputs": len(inputs),
         "output shape": tuple(net.output_shape),
@@ -397,6 +423,9 @@ def _measure_pair(net):
         "uses both images": not np.allclose(both, _pair_outputs(net, left, other)) and
         not np.allclose(both, _pair_outputs(net, other, right)),
         "probabilities": bool(both.min() >= 0 and both.max() <= 1),
+        # relu(W·a) + relu(W·b) is not a function of a + b alone; an encoder without its
+        # relu, or images added before the encoder, are
+        "more than the sum": not np.allclose(both, _pair_outputs(net, halfway, halfway)),
     }
 
 
@@ -440,6 +469,12 @@ ex6_3 = Exercise(
                 "img_b, not one of them twice).",
                 when=lambda got, ref: not got["uses both images"],
                 example=lambda: {"pair_net": _pair_net(twice_the_left=True)}),
+        Mistake("pair_net gives the same answer for any two images with the same sum a + b: "
+                "the encoder has no relu (then W·a + W·b = W·(a + b)), or the images are added "
+                "before it. Encode each image with Dense(16, activation=\"relu\"), then add "
+                "the two codes.",
+                when=lambda got, ref: not got["more than the sum"],
+                example=lambda: {"pair_net": _pair_net(encoder_activation=None)}),
         Mistake("pair_net's output is not a probability: give the last Dense(1) "
                 "activation=\"sigmoid\", as for any yes/no answer.",
                 when=lambda got, ref: not got["probabilities"],
@@ -505,13 +540,13 @@ def _normalised_by(batch_norm):
 
 def _batch_norm_with(axes=lambda x: tuple(range(x.ndim - 1)), ddof=0,
                      scale=lambda variance, eps: np.sqrt(variance + eps),
-                     affine=lambda x_hat, gamma, beta: gamma * x_hat + beta):
+                     affine=lambda x_hat, gamma, beta: gamma * x_hat + beta, centred=True):
     """batch norm written the right way, or with one of the known mistakes."""
     def batch_norm(x, gamma, beta, eps):
         mean = x.mean(axis=axes(x), keepdims=True)
         variance = x.var(axis=axes(x), ddof=ddof, keepdims=True)
         with np.errstate(invalid="ignore", divide="ignore"):    # 0/0 if ε is left out
-            return affine((x - mean) / scale(variance, eps), gamma, beta)
+            return affine((x - mean if centred else x) / scale(variance, eps), gamma, beta)
     return batch_norm
 
 
@@ -520,6 +555,8 @@ _per_pixel = _batch_norm_with(axes=lambda x: (0,))
 _unbiased = _batch_norm_with(ddof=1)
 _eps_outside = _batch_norm_with(scale=lambda variance, eps: np.sqrt(variance) + eps)
 _eps_forgotten = _batch_norm_with(scale=lambda variance, eps: np.sqrt(variance))
+_by_the_variance = _batch_norm_with(scale=lambda variance, eps: variance + eps)
+_not_centred = _batch_norm_with(centred=False)
 _no_scale_or_shift = _batch_norm_with(affine=lambda x_hat, gamma, beta: x_hat)
 _shift_then_scale = _batch_norm_with(affine=lambda x_hat, gamma, beta: (x_hat + beta) * gamma)
 
@@ -566,6 +603,14 @@ ex6_4 = Exercise(
                 "the same in every example (the slide's F2) divides 0 by 0.",
                 when=_same_on("a batch of 5", _eps_forgotten),
                 example={"batch_norm_by_hand": _eps_forgotten}),
+        Mistake("you divided by the variance: divide by the standard deviation, "
+                "sqrt(variance + eps), so that each feature ends with variance 1.",
+                gives=lambda: _normalised_by(_by_the_variance),
+                example={"batch_norm_by_hand": _by_the_variance}),
+        Mistake("the mean is not subtracted: x̂ = (x - mean) / sqrt(variance + eps), so that "
+                "each feature ends with mean 0 (before beta shifts it).",
+                gives=lambda: _normalised_by(_not_centred),
+                example={"batch_norm_by_hand": _not_centred}),
         Mistake("the result is normalised but not scaled and shifted: multiply by gamma and "
                 "add beta, the layer's learned scale and shift.",
                 gives=lambda: _normalised_by(_no_scale_or_shift),
@@ -582,8 +627,10 @@ ex6_4 = Exercise(
 # (what, logits, labels). Positive logits first, so that the log of a logit is a number there
 # and that mistake shows; then both signs and more classes; then logits of ±1000, where e^z
 # overflows unless each row's largest logit is subtracted first, and where a probability
-# underflows to 0 (its log is -inf) unless the log-probabilities come from log-sum-exp. Every
-# batch has at least as many examples as classes, so that labels used as row indices still run.
+# underflows to 0 (its log is -inf) unless the log-probabilities come from log-sum-exp; its
+# last row lies far below the batch's largest logit, so that subtracting that one instead of
+# the row's own underflows the whole row. Every batch has at least as many examples as
+# classes, so that labels used as row indices still run.
 _CE_BATCHES = (
     ("positive logits", np.array([[2.0, 1.0, 0.5], [0.3, 2.5, 1.2], [1.0, 1.0, 3.0],
                                   [0.2, 0.4, 0.1]]), np.array([0, 2, 2, 1])),
@@ -591,7 +638,8 @@ _CE_BATCHES = (
                                        [0.3, -0.3, 0.8, 0.1], [2.2, 1.1, -0.4, 0.0],
                                        [-0.7, -1.2, 0.6, 1.9]]), np.array([3, 0, 1, 3, 2])),
     ("logits of ±1000", np.array([[1000.0, 0.0, -1000.0], [-1000.0, 1000.0, 0.0],
-                                  [0.0, -1000.0, 1000.0]]), np.array([2, 1, 0])),
+                                  [0.0, -1000.0, 1000.0], [-1000.0, -999.0, -1001.0]]),
+     np.array([2, 1, 0, 0])),
 )
 _ALL_BATCHES = tuple(what for what, *_ in _CE_BATCHES)
 _POSITIVE_LOGITS, _LARGE_LOGITS = _ALL_BATCHES[0], _ALL_BATCHES[-1]
@@ -702,6 +750,23 @@ _no_max_subtracted = _cross_entropy_with(
     log_probs=lambda z: np.log(np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)),
     probs=lambda z: np.exp(z) / np.exp(z).sum(axis=1, keepdims=True))
 _log_of_softmax = _cross_entropy_with(log_probs=lambda z: np.log(_softmax(z)))
+_log_capped = _cross_entropy_with(log_probs=lambda z: np.log(_softmax(z) + 1e-12))
+
+
+def _softmax_by_the_batch_max(z):
+    """The softmax with the batch's largest logit subtracted from every row."""
+    e = np.exp(z - z.max())
+    return e / e.sum(axis=1, keepdims=True)
+
+
+_batch_max_subtracted = _cross_entropy_with(
+    log_probs=lambda z: np.log(_softmax_by_the_batch_max(z)), probs=_softmax_by_the_batch_max)
+
+
+def _label_not_subtracted(logits, labels):
+    """The right loss, with the gradient p / N: the one-hot label left out."""
+    loss, _ = _cross_entropy_with()(logits, labels)
+    return loss, _softmax(logits) / len(labels)
 
 
 def _rows_by_label(logits, labels):
@@ -727,6 +792,20 @@ def _right_on_safe_batches(got, ref):
 
 def _large_logits(got):
     return got[_LARGE_LOGITS]
+
+
+def _only_the_low_row_fails(got, ref):
+    """Right but for the last row of the large logits, far below the batch's largest one."""
+    large, right = _large_logits(got)["grad"], _large_logits(ref)["grad"]
+    return (_right_on_safe_batches(got, ref) and np.allclose(large[:-1], right[:-1])
+            and not np.isfinite(large[-1]).all())
+
+
+def _loss_capped(got, ref):
+    """Right on the ordinary logits; for ±1000 a finite loss far below the true one."""
+    loss = _large_logits(got)["loss"]
+    return (_right_on_safe_batches(got, ref) and np.isfinite(loss)
+            and loss < 0.5 * _large_logits(ref)["loss"])
 
 
 ex6_5 = Exercise(
@@ -772,6 +851,16 @@ ex6_5 = Exercise(
                 "index with p[np.arange(N), labels].",
                 gives=lambda: _cross_entropy_of(_rows_by_label),
                 example={"cross_entropy_by_hand": _rows_by_label}),
+        Mistake("the gradient is p / N: subtract the one-hot label from the probabilities, "
+                "dL/dz = (p - y) / N.",
+                gives=lambda: _cross_entropy_of(_label_not_subtracted),
+                example={"cross_entropy_by_hand": _label_not_subtracted}),
+        Mistake("subtract each row's own largest logit (max(axis=1, keepdims=True)), not the "
+                "batch's: a row far below the batch's largest logit (the check's last row, "
+                "about -1000) gets e^z = 0 in every entry, and dividing by (or taking the log "
+                "of) their sum, 0, gives nan or inf.",
+                when=_only_the_low_row_fails,
+                example={"cross_entropy_by_hand": _batch_max_subtracted}),
         Mistake("right, until the logits are large: e^1000 overflows to inf, and inf / inf "
                 "is nan. Subtract each row's largest logit first (softmax does not change "
                 "when the same number is added to a row): then the largest e^z is e^0 = 1.",
@@ -785,6 +874,12 @@ ex6_5 = Exercise(
                 when=lambda got, ref: _right_on_safe_batches(got, ref) and np.isinf(
                     _large_logits(got)["loss"]),
                 example={"cross_entropy_by_hand": _log_of_softmax}),
+        Mistake("right, except for logits of ±1000: adding a small number to p (or clipping "
+                "it, as Keras does) keeps log 0 away, but caps -log p at about -log of that "
+                "number, where the true -log p reaches 2000. Compute the log-probabilities "
+                "directly: log p = z - m - log Σ e^(z - m), with m the row's largest logit.",
+                when=_loss_capped,
+                example={"cross_entropy_by_hand": _log_capped}),
     ),
 )
 
