@@ -171,6 +171,15 @@ def test_8_3_a_right_split_passes_whatever_its_seeds():
         assert line_of("8.3", {"split_validation": split_with(seed)}).startswith("✓ 8.3")
 
 
+def test_8_3_a_training_part_shuffled_without_a_seed_passes():
+    """The prompt asks for the same split on every run, not for the same training order."""
+    def unseeded_training_order(ds, num_val):
+        fixed = ds.shuffle(len(ds), seed=0, reshuffle_each_iteration=False)
+        return fixed.skip(num_val).shuffle(len(ds)), fixed.take(num_val)
+
+    assert line_of("8.3", {"split_validation": unseeded_training_order}).startswith("✓ 8.3")
+
+
 def test_8_3_take_and_skip_with_different_counts_are_seen_both_ways():
     def skips_one_more(ds, num_val):
         fixed = ds.shuffle(len(ds), seed=0, reshuffle_each_iteration=False)

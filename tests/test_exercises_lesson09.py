@@ -212,6 +212,18 @@ def test_9_4_a_nudged_factor_fails_and_tensors_or_tuples_pass():
     assert line_of("9.4", {"clip_gradients": with_tensors}).startswith("✓ 9.4")
 
 
+def test_9_4_pytorchs_formula_and_float32_pass():
+    def like_clip_grad_norm_(grads, max_norm):         # PyTorch adds 1e-6 to the norm
+        norm = np.sqrt(sum(np.sum(g ** 2) for g in grads))
+        return [g * min(1.0, max_norm / (norm + 1e-6)) for g in grads]
+
+    def in_float32(grads, max_norm):
+        return [g.astype(np.float32) for g in clip_gradients(grads, max_norm)]
+
+    for right in (like_clip_grad_norm_, in_float32):
+        assert line_of("9.4", {"clip_gradients": right}).startswith("✓ 9.4"), right.__name__
+
+
 @pytest.mark.parametrize("returned, says", [
     (lambda grads, max_norm: None, "returned None: return the list of clipped gradients"),
     (lambda grads, max_norm: (clip_gradients(grads, max_norm), 9.86),

@@ -185,6 +185,22 @@ def test_11_3_a_zero_learning_rate_for_the_table_still_computes_its_gradient():
         "✗ 11.3: the table stays, because the optimizer does not hold it, but backward")
 
 
+def test_11_3_the_head_in_groups_of_its_own_passes_and_a_forgotten_rate_fails():
+    def grouped(net, lr):
+        net.embedding.weight.requires_grad_(False)
+        return eg.optim.Adam([{"params": [net.fc.weight]}, {"params": [net.fc.bias]}], lr=lr)
+
+    assert line_of("11.3", {"head_only_optimizer": grouped}).startswith("✓ 11.3")
+
+    def bias_at_another_rate(net, lr):
+        net.embedding.weight.requires_grad_(False)
+        return eg.optim.Adam([{"params": [net.fc.weight]},
+                              {"params": [net.fc.bias], "lr": 0.001}], lr=lr)
+
+    assert line_of("11.3", {"head_only_optimizer": bias_at_another_rate}).startswith(
+        "✗ 11.3: the table is frozen and the head learns, but not at the learning rate lr")
+
+
 def test_11_3_an_error_in_the_students_code_names_their_line():
     def typo(net, lr):
         net.embeding.weight.requires_grad_(False)

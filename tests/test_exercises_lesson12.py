@@ -127,6 +127,23 @@ def test_12_2_the_frameworks_ring_passes_and_sends_what_ours_sends():
     assert line_of("12.2", {"my_ring_all_reduce": framework}).startswith("✓ 12.2")
 
 
+def test_12_2_a_ring_that_numbers_its_chunks_otherwise_passes():
+    """Which chunk a worker sends first is a numbering: shifted by one, it is still a ring."""
+    def shifted(comm, array):
+        n, r = comm.size, comm.rank
+        total = np.array(array, copy=True)
+        chunks = np.array_split(total, n)
+        for s in range(n - 1):
+            comm.send(chunks[(r - s - 1) % n], (r + 1) % n)
+            chunks[(r - s - 2) % n] += comm.recv((r - 1) % n)
+        for s in range(n - 1):
+            comm.send(chunks[(r - s) % n], (r + 1) % n)
+            chunks[(r - s - 1) % n][...] = comm.recv((r - 1) % n)
+        return total
+
+    assert line_of("12.2", {"my_ring_all_reduce": shifted}).startswith("✓ 12.2")
+
+
 def test_12_2_workers_that_receive_first_are_stopped_and_told_why():
     def receives_first(comm, array):
         n, r = comm.size, comm.rank

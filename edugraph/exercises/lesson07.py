@@ -79,6 +79,14 @@ def _transposed(ids, upstream, vocab_size=VOCAB_SIZE):
     return upstream.reshape(-1, upstream.shape[-1]).T @ one_hot
 
 
+def _loop_over_first_axis(ids, upstream, vocab_size=VOCAB_SIZE):
+    """Right for a sentence; for a batch, ids[i] is a whole sentence and `+=` buffers it."""
+    grad = np.zeros((vocab_size, upstream.shape[-1]))
+    for i, word in enumerate(ids):
+        grad[word] += upstream[i]
+    return grad
+
+
 def _upstream_itself(ids, upstream, vocab_size=VOCAB_SIZE):
     return upstream
 
@@ -103,6 +111,11 @@ ex7_1 = Exercise(
                 "write). Use np.add.at, or one-hot.T @ upstream.",
                 gives=lambda: _gradients_of(_written_once),
                 example={"table_gradient": _written_once}),
+        Mistake("right for one sentence, but in a batch ids[i] is a whole sentence, and "
+                "`grad[ids[i]] += upstream[i]` keeps only one of its repeated words. Loop "
+                "over ids.reshape(-1) and upstream.reshape(-1, D), or use np.add.at.",
+                gives=lambda: _gradients_of(_loop_over_first_axis),
+                example={"table_gradient": _loop_over_first_axis}),
         Mistake("your rows count how often each word was looked up: by the chain rule, "
                 "each lookup passes on the upstream gradient of its position, not 1.",
                 gives=lambda: _gradients_of(_counts), example={"table_gradient": _counts}),
@@ -139,8 +152,8 @@ def _read_pairs(value, call):
     if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
         raise WrongForm(f"{call} should return a list of (centre, context) pairs; it "
                         f"returned {describe(value)}.")
-    if not hasattr(value, "__len__"):       # a generator of pairs will do
-        value = list(value)
+    if not hasattr(value, "__len__") or isinstance(value, (set, frozenset)):
+        value = list(value)     # a generator of pairs will do; a set, with its lost repeats
     try:
         pairs = np.asarray(value)
     except ValueError:          # ragged: pairs of different lengths
@@ -191,6 +204,16 @@ _right_end_missed = _pairs_at(lambda i, n, w: [j for j in range(max(0, i - w), m
 _wrapped_slice = _pairs_at(lambda i, n, w: [*range(n)[i - w:i], *range(n)[i + 1:i + w + 1]])
 
 
+def _in_a_set(ids, window):
+    """The right pairs, collected in a set: a pair that occurs twice is kept once."""
+    return set(map(tuple, _pairs_by_edugraph(ids, window).tolist()))
+
+
+def _positions(ids, window):
+    return [(i, j) for i in range(len(ids))
+            for j in range(max(0, i - window), min(len(ids), i + window + 1)) if j != i]
+
+
 def _skips_the_same_word(ids, window):
     return [(center, context) for i, center in enumerate(ids)
             for context in ids[max(0, i - window):i + window + 1] if context != center]
@@ -226,6 +249,14 @@ ex7_2 = Exercise(
                 "[7, 3, 7], the two 7s are two words apart, a real pair.",
                 gives=lambda: _pairs_of(_skips_the_same_word),
                 example={"skipgram_pairs_of": _skips_the_same_word}),
+        Mistake("each pair appears once, but a pair that occurs twice in the sentence counts "
+                "twice (in [7, 3, 7, 1, 4, 3] both 7s are next to the first 3): keep the "
+                "repeats, in a list rather than a set.",
+                gives=lambda: _pairs_of(lambda ids, window: sorted(_in_a_set(ids, window))),
+                example={"skipgram_pairs_of": _in_a_set}),
+        Mistake("your pairs hold positions in the sentence, (i, j); the pairs are of the "
+                "words' ids there, (ids[i], ids[j]).",
+                gives=lambda: _pairs_of(_positions), example={"skipgram_pairs_of": _positions}),
     ),
 )
 
@@ -530,6 +561,15 @@ def _answers_an_input(got, reference):
     return any(set(found) & {a, b, c} for (a, b, c, _), found in zip(_QUESTIONS, got["answers"]))
 
 
+def _answer_count_wrong(got, reference):
+    return any(len(found) != k for (_, _, _, k), found in zip(_QUESTIONS, got["answers"]))
+
+
+def _left_out_after_taking_k(vectors, words, a, b, c, k):
+    ranked = _inputs_kept(vectors, words, a, b, c, len(words))
+    return [w for w in ranked[:k] if w not in (a, b, c)]
+
+
 ex7_5 = Exercise(
     "7.5",
     reads={"analogy_words": function},
@@ -543,6 +583,9 @@ ex7_5 = Exercise(
         Mistake("a question word is among your answers: since the offset b - a is short, "
                 "c itself is often nearest to b - a + c. Leave out a, b and c.",
                 when=_answers_an_input, example={"analogy_words": _inputs_kept}),
+        Mistake("the list should hold exactly k words: leave out a, b and c first, then take "
+                "the k nearest of the others.",
+                when=_answer_count_wrong, example={"analogy_words": _left_out_after_taking_k}),
         Mistake("the sign is flipped: \"a is to b as c is to ?\" adds the offset from a to b, "
                 "b - a, to c.",
                 gives=lambda: _answers_of(_sign_flipped),

@@ -376,7 +376,9 @@ def _split_properties(split_fn):
             # a uniform shuffle picks validation elements from both halves of the data
             "everywhere": bool(set(val_1) & set(values[len(values) // 2:])),
             "reshuffled": train_1 != train_2,
-            "reproducible": list(_passes(split_fn, make_dataset, num_val)[1:]) == passes})
+            # the same split on every run; the training part's order may follow the global
+            # seed (an unseeded shuffle after skip), as the prompt asks only for the split
+            "reproducible": sorted(_passes(split_fn, make_dataset, num_val)[1]) == sorted(val_1)})
         stored_order |= val_1 == values[:num_val]
     return {"sizes": tuple(sizes), **{p: all(h[p] for h in holds) for p in holds[0]},
             "stored order": stored_order}
@@ -440,8 +442,8 @@ ex8_3 = Exercise(
                 "after skip (that shuffle may reshuffle on each pass).",
                 when=lambda got, reference: not got["reshuffled"],
                 example={"split_validation": _split(reshuffle_train=False)}),
-        Mistake("two calls give different parts: give each shuffle a seed, so that the "
-                "notebook splits the same way every time it runs.",
+        Mistake("two calls give different parts: give the shuffle that take and skip cut a "
+                "seed, so that the notebook splits the same way every time it runs.",
                 when=lambda got, reference: not got["reproducible"],
                 example={"split_validation": _split(seed=None)}),
     ),
@@ -519,6 +521,11 @@ def _flattened_as(shape):
     return prepare_batch
 
 
+def _by_sixteen(images, labels):
+    """Section 3's decode: every image divided by 16, whatever its brightest pixel."""
+    return eg.reshape(eg.cast(images, "float32") / 16.0, (-1, 64)), labels
+
+
 def _first_batch_is(wrong_maps):
     """A predicate: the first batch's images are those of one of ``wrong_maps()``."""
     def when(got, reference):
@@ -541,6 +548,10 @@ ex8_4 = Exercise(
              "1e-5), and the labels.",
     rtol=1e-5,
     mistakes=(
+        # before the whole batch's maximum: the first batch's brightest pixel is 16 too
+        Mistake("you divided by 16, as decode does; prepare divides each image by its own "
+                "brightest pixel: reduce_max over that image's pixels.",
+                gives=lambda: _per_batch(_by_sixteen), example={"prepare_batch": _by_sixteen}),
         Mistake("every image is divided by the brightest pixel of the whole batch: reduce "
                 "over each image's own pixels only (the axes after the batch axis).",
                 when=_first_batch_is(lambda: [_scaled_over(None, keepdims=False)]),

@@ -91,6 +91,10 @@ ex10_1 = Exercise(
                 when=lambda got, ref: any(close(got["dh1"], G1 * KEEP1 * s)
                                           for s in (1.0, 1 - RATE1, 1 / RATE1)),
                 example=_with("dh1", G1 * KEEP1)),
+        Mistake("dh1 is dropout's local derivative, the mask alone; the gradient it passes "
+                "back is the upstream gradient g times the mask (the chain rule).",
+                when=_part_is("dh1", KEEP1 / (1 - RATE1)),
+                example=_with("dh1", KEEP1 / (1 - RATE1))),
         Mistake("dh1 multiplies the upstream gradient by dropout's output; a mul gate passes "
                 "the upstream times its OTHER input, the mask.",
                 when=lambda got, ref: close(got["dh1"], G1 * ref["out1"]),
@@ -137,8 +141,10 @@ ex10_2 = Exercise(
            "ReLU and dropout both route (0 or through), dropout also scales by 2.",
     expected="dW2 has W's shape (3, 4) and db2 has b's shape (4,) (checked to 1e-6).",
     mistakes=(
+        # the batch has 2 examples: a mean over it halves the gradients as well
         Mistake("your gradients are half the right ones: dropout's backward multiplies by the "
-                "mask, 1/(1 − p) = 2 where a unit is kept.",
+                "mask, 1/(1 − p) = 2 where a unit is kept (and L sums over the batch: no "
+                "division by the 2 examples).",
                 when=_dw_is(dict(mask=KEEP2)),
                 example=lambda: _layer_gradients(mask=KEEP2)),
         Mistake("gradient flows through units that dropout zeroed: their output is 0 whatever "
@@ -330,7 +336,9 @@ ex10_4 = Exercise(
     mistakes=(
         Mistake("FixedNet still drops after eval(): F.dropout is a plain function that does "
                 "not know the module's mode, and its training argument is True unless you "
-                "pass it one. Which attribute holds the mode that train() and eval() set?",
+                "pass it one (an nn.Dropout made inside forward is in training mode too: "
+                "eval() never reaches it). Which attribute holds the mode that train() and "
+                "eval() set?",
                 when=_behaves(**{"drops in training": True, "same output after eval()": False}),
                 example={"FixedNet": _still_drops_at_eval}),
         Mistake("FixedNet never drops now, not even after train(): training=False switches "

@@ -283,12 +283,14 @@ def _optimizer(value, call):
 def _training_results(make_optimizer, steps=3):
     """Three steps of the PyTorch loop with the optimizer ``make_optimizer(net, lr)`` returns:
     did the table keep its values, did backward leave it without a gradient, did the head
-    learn? (And, for hints: did the student set Keras's flag on the embedding module, or
-    put it in eval mode?)"""
+    learn, at the learning rate lr? (And, for hints: did the student set Keras's flag on the
+    embedding module, or put it in eval mode?)"""
     net = WordNet()
     with eg.no_grad():
         net.embedding.weight.copy_(eg.tensor(_TABLE))
-    optimizer = _optimizer(make_optimizer(net, 0.05), "head_only_optimizer(net, 0.05)")
+    lr = 0.05
+    optimizer = _optimizer(make_optimizer(net, lr), f"head_only_optimizer(net, {lr})")
+    head = {id(p) for p in net.fc.parameters()}
     head_before = net.fc.weight.numpy()
     table_had_gradient = False
     for _ in range(steps):
@@ -300,12 +302,20 @@ def _training_results(make_optimizer, steps=3):
     return {"table unchanged": bool(np.array_equal(net.embedding.weight.numpy(), _TABLE)),
             "no table gradient": not table_had_gradient,
             "head trained": not np.array_equal(net.fc.weight.numpy(), head_before),
+            "head's learning rate is lr": all(
+                group["lr"] == lr for group in optimizer.param_groups
+                if any(id(p) in head for p in group["params"])),
             "keras flag": getattr(net.embedding, "trainable", True) is False,
             "eval mode": not net.embedding.training}
 
 
 def _run_head_only(answer):
     return _training_results(answer["head_only_optimizer"])
+
+
+def _default_rate(net, lr):
+    net.embedding.weight.requires_grad_(False)
+    return eg.optim.Adam(net.fc.parameters())
 
 
 def _right_optimizer(net, lr):
@@ -362,7 +372,7 @@ ex11_3 = Exercise(
            "and the head has learnt.",
     expected="head_only_optimizer(net, lr) freezes the table with requires_grad_(False) "
              "(on net.embedding.weight, or on the module net.embedding) and returns an "
-             "eg.optim optimizer for the head.",
+             "eg.optim optimizer for the head, with learning rate lr.",
     mistakes=(
         Mistake("the head is frozen and the table trains: it is the other way round. Call "
                 "requires_grad_(False) on net.embedding.weight, not on net.fc's parameters.",
@@ -385,6 +395,10 @@ ex11_3 = Exercise(
                 "(net.fc.parameters(), or every parameter that requires grad).",
                 when=lambda got, ref: not got["head trained"],
                 example={"head_only_optimizer": _table_params_only}),
+        Mistake("the table is frozen and the head learns, but not at the learning rate lr: "
+                "pass it, eg.optim.Adam(params, lr=lr).",
+                when=lambda got, ref: not got["head's learning rate is lr"],
+                example={"head_only_optimizer": _default_rate}),
         Mistake("the table stays, because the optimizer does not hold it, but backward still "
                 "computes its gradient at every step (and zero_grad, which clears only the "
                 "optimizer's parameters, lets it pile up in .grad). Freeze it: "

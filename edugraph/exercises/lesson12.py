@@ -87,6 +87,9 @@ ex12_1 = Exercise(
     mistakes=(
         _traffic_mistake("all_to_all: (N − 1)·S is what ONE worker sends; each of the N "
                          "workers sends that much.", "all_to_all", lambda n, s: (n - 1) * s),
+        _traffic_mistake("all_to_all: each pair of workers exchanges arrays both ways, so "
+                         "count N(N − 1) arrays sent, not N(N − 1)/2 pairs.", "all_to_all",
+                         lambda n, s: n * (n - 1) / 2 * s),
         _traffic_mistake("all_to_master: the N − 1 arrays go into the master, but the sum "
                          "must also go back out, to each of the N − 1 other workers.",
                          "all_to_master", lambda n, s: (n - 1) * s),
@@ -160,6 +163,14 @@ def _summed(value, size):
     return got
 
 
+def _traffic_pattern(messages):
+    """Whom each worker sent to, in order, and the sizes of all the chunks sent. Which chunk
+    a worker sends at which step is its own numbering: any ring in which the N workers send
+    N different chunks at each step sends these sizes, section 3's and a relabelled one."""
+    return (tuple(tuple(dest for dest, _ in sent) for sent in messages),
+            tuple(sorted(size for sent in messages for _, size in sent)))
+
+
 def _run_ring(answer):
     """Each worker's result and the messages it sent, case by case. The run stops after the
     first case whose sums are wrong: with a wrong chunk number, chunks of unequal sizes would
@@ -180,7 +191,7 @@ def _run_ring(answer):
                             "worker send before it receives? A send returns at once, a recv "
                             "waits for the neighbour's send.") from None
         sums.append(np.stack([_summed(total, size) for total, _ in results]))
-        sent.append(tuple(tuple(messages) for _, messages in results))
+        sent.append(_traffic_pattern([messages for _, messages in results]))
         kept = kept and all(np.array_equal(a, b) for a, b in zip(given, inputs))
         if not np.allclose(sums[-1], np.sum(inputs, axis=0)):
             break
@@ -229,8 +240,30 @@ def _ring_gives(ring):
 
 
 def _sends_whole_arrays(got, reference):
-    return any(size == case_size for (_, case_size), case in zip(_RING_CASES, got["sent"])
-               for messages in case for _, size in messages)
+    return any(size == case_size for (_, case_size), (_, sizes) in zip(_RING_CASES, got["sent"])
+               for size in sizes)
+
+
+def _runs_to_the_left(got, reference):
+    """Right sums, but every worker sends to r − 1."""
+    return close(got["sums"], reference["sums"]) and all(
+        dest == (rank - 1) % n
+        for (n, _), (destinations, _) in zip(_RING_CASES, got["sent"])
+        for rank, sent_to in enumerate(destinations) for dest in sent_to)
+
+
+def _ring_to_the_left(comm, array):
+    """Section 3's ring mirrored: worker r sends to r − 1, chunk numbers mirrored too."""
+    n, rank = comm.size, comm.rank
+    total = np.array(array, copy=True)
+    chunks = np.array_split(total, n)
+    for step in range(n - 1):
+        comm.send(chunks[(rank + step) % n], (rank - 1) % n)
+        chunks[(rank + step + 1) % n] += comm.recv((rank + 1) % n)
+    for step in range(n - 1):
+        comm.send(chunks[(rank - 1 + step) % n], (rank - 1) % n)
+        chunks[(rank + step) % n][...] = comm.recv((rank + 1) % n)
+    return total
 
 
 def _changes_its_input(got, reference):
@@ -284,6 +317,9 @@ ex12_2 = Exercise(
                 "a chunk already holds all N workers' numbers.",
                 gives=_ring_gives(_ring_with(steps=lambda n: n)),
                 example={"my_ring_all_reduce": _ring_with(steps=lambda n: n)}),
+        Mistake("your sums are right, but your ring runs the other way: in section 3's ring "
+                "worker r sends to r + 1 and receives from r − 1. Turn it round.",
+                when=_runs_to_the_left, example={"my_ring_all_reduce": _ring_to_the_left}),
         Mistake("your workers send to their left neighbour: in section 3's ring worker r "
                 "sends to r + 1 and receives from r − 1 (the chunk numbers follow from that).",
                 gives=_ring_gives(_ring_with(direction=-1)),
