@@ -68,6 +68,36 @@ def test_readme_lists_every_lesson():
     assert not missing, f"lessons/README.md does not list {missing}"
 
 
+LINK = re.compile(r"\]\(([^)\s]+)\)")       # a markdown link's target: [text](target)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS + sorted((LESSONS / "student").glob("*.ipynb")),
+                         ids=lambda p: p.relative_to(LESSONS).as_posix())
+def test_links_to_files_open_a_file(path):
+    """The start page links every solved lesson and its student version; the student
+    version of the page (in student/) must open the same files."""
+    targets = [m[1] for c in load(path)["cells"] if c["cell_type"] == "markdown"
+               for m in LINK.finditer(source(c))]
+    local = [t for t in targets if not re.match(r"[a-z][a-z0-9+.-]*:|#", t)]
+    broken = [t for t in local if not (path.parent / t.split("#")[0]).is_file()]
+    assert not broken, f"{path.relative_to(LESSONS)}: links to no file: {broken}"
+
+
+def notebooks_opened(path):
+    """The notebooks that ``path``'s markdown links open."""
+    return {(path.parent / m[1]).resolve() for c in load(path)["cells"]
+            if c["cell_type"] == "markdown" for m in LINK.finditer(source(c))
+            if m[1].endswith(".ipynb")}
+
+
+def test_the_start_pages_links_open_the_same_notebooks_in_both_versions():
+    solved = notebooks_opened(LESSONS / "00_start_here.ipynb")
+    assert len(solved) == 2 * 12 + 1        # each lesson twice, and this page's student version
+    # the student version's note at its top links back to the solved page as well
+    assert notebooks_opened(LESSONS / "student" / "00_start_here.ipynb") == \
+        solved | {LESSONS / "00_start_here.ipynb"}
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_small_enough(path):
     size = path.stat().st_size

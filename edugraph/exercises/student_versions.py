@@ -4,12 +4,16 @@
 ``nbgrader generate_assignment`` would release, made by nbgrader's own preprocessors (the
 same ones, without a course database): solutions between ``### BEGIN SOLUTION`` and
 ``### END SOLUTION`` become nbgrader's stub, outputs are cleared, check cells stay locked
-and carry checksums. A short note at the top links back to the solved lesson.
+and carry checksums. A short note at the top links back to the solved lesson, and a link
+to another notebook opens the same file as in the solved lesson (the start page's table of
+solved lessons and student versions works from both folders).
 
 ``--check`` writes nothing and fails if a student version is missing or stale (the tests
 run it). nbgrader comes with the ``teach`` extra: ``pip install -e ".[teach]"``.
 """
 import argparse
+import posixpath
+import re
 import sys
 from pathlib import Path
 
@@ -36,6 +40,27 @@ def student_version(solved):
     return nb
 
 
+# a markdown link's target: [text](target)
+_LINK = re.compile(r"(\]\()([^)\s]+)(\))")
+
+
+def _seen_from_student_folder(target):
+    """``target``, a link written in a solved lesson, as seen from ``student/``: the same
+    file. Web addresses and anchors in the page stay as they are."""
+    if re.match(r"[a-z][a-z0-9+.-]*:|#|/", target):
+        return target
+    return posixpath.relpath(posixpath.normpath(target), "student")
+
+
+def links_from_student_folder(nb):
+    """``nb`` (changed in place) with its markdown links written for the ``student/`` folder."""
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            cell.source = _LINK.sub(
+                lambda m: m[1] + _seen_from_student_folder(m[2]) + m[3], cell.source)
+    return nb
+
+
 def _with_note(nb, name):
     title = nb.cells[0].source.splitlines()[0].lstrip("# ").strip()
     note = nbformat.v4.new_markdown_cell(NOTE.format(title=title, name=name))
@@ -51,7 +76,8 @@ def solved_lessons(folder=LESSONS):
 def render(path):
     """The text of the student version of the solved lesson at ``path``."""
     solved = nbformat.read(path, as_version=4)
-    return nbformat.writes(_with_note(student_version(solved), path.name)) + "\n"
+    student = links_from_student_folder(student_version(solved))
+    return nbformat.writes(_with_note(student, path.name)) + "\n"
 
 
 def main(argv=None):
