@@ -166,6 +166,45 @@ def test_a_small_graph_shows_whole_with_its_detail_beside_or_under_it():
         screenshot(page, "inspector-small-1800", PICTURE)
 
 
+# Lesson 3's training graph as the lesson shows it (its scopes collapsed): wide and short.
+LESSON_3_TRAINING = """\
+import numpy as np
+import edugraph as eg
+from widgets import GraphInspector
+
+rng = np.random.default_rng(0)
+with eg.Graph().as_default():
+    x = eg.placeholder(eg.float32, shape=(None, 64), name="x")
+    y = eg.placeholder(eg.float32, shape=(None, 10), name="y")
+    y_pred = eg.layers.dense(inputs=x, units=10, activation=eg.nn.relu)
+    loss = eg.losses.mean_squared_error(y_pred, y)
+    updates = eg.train.GradientDescentOptimizer(1e-2).minimize(loss)
+    sess = eg.Session()
+    sess.run(eg.global_variables_initializer())
+    batch = {x: rng.random((5, 64), dtype=np.float32),
+             y: rng.random((5, 10), dtype=np.float32)}
+    inspector = GraphInspector([loss, updates], session=sess, feed_dict=batch, output=loss,
+                               collapsed=["gradients", "GradientDescent"])"""
+
+
+def test_a_wide_short_graph_takes_the_whole_row_with_its_detail_under_it():
+    """Lesson 3's training graph (about 2000 x 320 px) beside the detail showed a third of
+    itself at 1400 px with the file browser open (its layer's Relu and the loss hidden):
+    it now scrolls across the output's whole width, the detail under it."""
+    with lab_notebook([LESSON_3_TRAINING, "inspector"], viewport=(1400, 1000)) as page:
+        page.wait_for_selector(".js-plotly-plot .scatterlayer", state="attached")
+        assert not cell_errors(page)
+        page.wait_for_timeout(1500)
+        sizes = page.evaluate(SIZES)
+        row = page.evaluate("""() => document.querySelector('.js-plotly-plot')
+            .closest('.jp-OutputArea-output').getBoundingClientRect().width""")
+        assert sizes["box"] >= 0.95 * row                      # the whole row ...
+        assert sizes["scroll"] > sizes["box"] and sizes["bar"] >= 8     # ... and scrolls
+        assert sizes["detailTop"] >= sizes["plotBottom"] - 1    # the detail under it
+        assert sizes["detail"] >= 300
+        screenshot(page, "inspector-lesson3-training-1400", PICTURE)
+
+
 STATIC_SETUP = """\
 import numpy as np
 import edugraph as eg

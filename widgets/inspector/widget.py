@@ -41,6 +41,8 @@ MAX_HEIGHT = 640                # px: a taller picture scrolls inside its box
 PICTURE_BASIS_PX = 360          # px: a wide picture's share of a row, the detail beside it
 WHOLE_UP_TO_PX = 760            # px: a picture this wide or less is shown whole, the detail
                                 # under it if need be (beside it from a notebook ~1100 px wide)
+SHORT_PX = 400                  # px: a wider picture this short takes the whole row, so that
+                                # more of it shows; the detail under it is still in view
 TEXT_TRACES = {"symbols": SYMBOL_PX, "names": NAME_PX, "gates": GATE_PX, "notes": NAME_PX,
                "titles": TITLE_PX, "values": WIRE_PX, "grads": WIRE_PX, "rules": RULE_PX}
 SHADE_LEVELS = range(-4, 5)
@@ -271,10 +273,13 @@ class GraphInspector(w.VBox):
         # as wide as the picture at most: a small graph keeps the detail right beside it;
         # and a small graph asks for all of its width, so where the detail does not fit
         # beside it, it goes under the picture rather than cutting the picture's right side
-        # (the output) off. A wide graph scrolls in its box anyway, the detail beside it.
+        # (the output) off. So does a wide but short one (a layer's training graph, an
+        # unrolled loop), which then scrolls across the whole row; a wide and tall graph
+        # scrolls in its box with the detail beside it, where a click's detail stays in view.
         width = self.scene.width + 2
         self.picture.layout.max_width = f"{width}px"
-        basis = width if width <= WHOLE_UP_TO_PX else PICTURE_BASIS_PX
+        whole_row = width <= WHOLE_UP_TO_PX or self.scene.height <= SHORT_PX
+        basis = width if whole_row else PICTURE_BASIS_PX
         self.picture.layout.flex = f"1 1 {basis}px"
         self.caption.value = f"<b>{html.escape(frame.caption)}</b>"
         self.legend.value = legend(frame, theme)
