@@ -71,23 +71,25 @@ def test_readme_lists_every_lesson():
 LINK = re.compile(r"\]\(([^)\s]+)\)")       # a markdown link's target: [text](target)
 
 
+def link_targets(path):
+    """The targets of the markdown links in the notebook at ``path``."""
+    return [m[1] for c in load(path)["cells"] if c["cell_type"] == "markdown"
+            for m in LINK.finditer(source(c))]
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS + sorted((LESSONS / "student").glob("*.ipynb")),
                          ids=lambda p: p.relative_to(LESSONS).as_posix())
 def test_links_to_files_open_a_file(path):
     """The start page links every solved lesson and its student version; the student
     version of the page (in student/) must open the same files."""
-    targets = [m[1] for c in load(path)["cells"] if c["cell_type"] == "markdown"
-               for m in LINK.finditer(source(c))]
-    local = [t for t in targets if not re.match(r"[a-z][a-z0-9+.-]*:|#", t)]
+    local = [t for t in link_targets(path) if not re.match(r"[a-z][a-z0-9+.-]*:|#", t)]
     broken = [t for t in local if not (path.parent / t.split("#")[0]).is_file()]
     assert not broken, f"{path.relative_to(LESSONS)}: links to no file: {broken}"
 
 
 def notebooks_opened(path):
     """The notebooks that ``path``'s markdown links open."""
-    return {(path.parent / m[1]).resolve() for c in load(path)["cells"]
-            if c["cell_type"] == "markdown" for m in LINK.finditer(source(c))
-            if m[1].endswith(".ipynb")}
+    return {(path.parent / t).resolve() for t in link_targets(path) if t.endswith(".ipynb")}
 
 
 def test_the_start_pages_links_open_the_same_notebooks_in_both_versions():
