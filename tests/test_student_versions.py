@@ -7,8 +7,11 @@
   version fails each of its grade cells;
 - run top to bottom, a student version stops nowhere: its only errors are the stubs'
   ``NotImplementedError`` and the checks' "not attempted yet"; every other cell runs
-  (one run of each student version, by nbgrader's validator, answers both).
+  (one run of each student version, by nbgrader's validator, answers both);
+- a course set up as lessons/README.md says grades submissions: autograde, export, feedback.
 """
+import csv
+import html
 import json
 import os
 import shutil
@@ -131,3 +134,71 @@ def test_a_student_version_fails_each_grade_cell_and_runs_top_to_bottom(path):
     progress = "".join(o.get("text", "") for o in nb.cells[-1].outputs)
     assert progress.startswith(f"0 of {checks} done: "), progress
     assert json.dumps(nb.cells[-1].source).count("progress(") == 1
+
+
+# ----------------------------------------------------------------- an nbgrader course, graded
+def _readme_course_config():
+    """The ``nbgrader_config.py`` that lessons/README.md gives teachers (its python block under
+    "Grading with nbgrader"), so that the course below is configured as the README says."""
+    text = (LESSONS / "README.md").read_text()
+    section = text.split("## Grading with nbgrader", 1)[1]
+    return section.split("```python\n", 1)[1].split("```", 1)[0]
+
+
+def _submission(released, answers):
+    """The released notebook with ``answers`` ({grade_id: source}) in its answer cells."""
+    nb = nbformat.read(released, 4)
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in answers:
+            cell.source = answers[grade_id]
+    return nb
+
+
+def _solutions(path):
+    """Each answer cell's solution as a student would write it (no nbgrader markers)."""
+    return {cell.metadata["nbgrader"]["grade_id"]:
+            "\n".join(line for line in cell.source.splitlines()
+                      if line.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION"))
+            for cell in nbformat.read(path, 4).cells
+            if cell.metadata.get("nbgrader", {}).get("solution")}
+
+
+def test_an_nbgrader_course_grades_right_wrong_and_missing_answers(tmp_path):
+    """The teacher's whole round with lesson 0, configured as lessons/README.md says: release,
+    collect three submissions (every answer right; 0.1 with the chain rule forgotten and the
+    rest untouched; nothing answered), autograde, export the grades and write the feedback."""
+    lesson = "00_start_here"
+    (tmp_path / "nbgrader_config.py").write_text(_readme_course_config())
+    (tmp_path / "source" / lesson).mkdir(parents=True)
+    shutil.copy(LESSONS / f"{lesson}.ipynb", tmp_path / "source" / lesson)
+    result = nbgrader("generate_assignment", lesson, "--create", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    released = tmp_path / "release" / lesson / f"{lesson}.ipynb"
+    submissions = {"ann": _solutions(LESSONS / f"{lesson}.ipynb"),
+                   "bob": {"ex0_1_answer": "dy_dx = 2 * (3 * 2 + 1)"},
+                   "cem": {}}
+    for student, answers in submissions.items():
+        folder = tmp_path / "submitted" / student / lesson
+        folder.mkdir(parents=True)
+        nbformat.write(_submission(released, answers), folder / f"{lesson}.ipynb")
+
+    for step in (("autograde", lesson), ("export",), ("generate_feedback", lesson)):
+        result = nbgrader(*step, cwd=tmp_path)
+        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+
+    grades = {row["student_id"]: (float(row["score"]), float(row["max_score"]))
+              for row in csv.DictReader((tmp_path / "grades.csv").open())}
+    assert grades == {"ann": (3.0, 3.0), "bob": (0.0, 3.0), "cem": (0.0, 3.0)}
+    feedback = {student: html.unescape((tmp_path / "feedback" / student / lesson /
+                                        f"{lesson}.html").read_text())
+                for student in submissions}
+    assert "dy/dx = 42: the outer derivative" in feedback["ann"]
+    assert "you differentiated the square but not what is inside it" in feedback["bob"]
+    assert "0.2 not attempted yet" in feedback["bob"]
+    assert all(f"0.{i} not attempted yet" in feedback["cem"] for i in (1, 2, 3))
+    # the README's store_widget_state = False: the inspector's figure leaves plotly's widget
+    # code (5 MB) out of the autograded notebooks
+    for student in submissions:
+        graded = tmp_path / "autograded" / student / lesson / f"{lesson}.ipynb"
+        assert graded.stat().st_size < 200_000, (student, graded.stat().st_size)
