@@ -4,16 +4,8 @@ import numpy as np
 import pytest
 
 import edugraph as eg
-from edugraph.exercises import ExerciseNotPassed
-from edugraph.exercises.checking import find
 from edugraph.ops.base import Op
-
-
-def line_of(exercise_id, namespace):
-    try:
-        return find(exercise_id).verify(namespace)
-    except ExerciseNotPassed as failure:
-        return failure.line
+from tests.exercise_lines import line_of
 
 
 def by_hand_1_1():

@@ -7,18 +7,10 @@ import numpy as np
 import pytest
 
 import edugraph as eg
-from edugraph.exercises import ExerciseNotPassed
-from edugraph.exercises.checking import find
 from edugraph.exercises.lesson02 import G_UP
+from tests.exercise_lines import line_of
 
 LESSON = Path(__file__).resolve().parent.parent / "lessons" / "02_tensors_devices.ipynb"
-
-
-def line_of(exercise_id, namespace):
-    try:
-        return find(exercise_id).verify(namespace)
-    except ExerciseNotPassed as failure:
-        return failure.line
 
 
 def backward_by_hand(x, y, z):

@@ -7,18 +7,11 @@ import numpy as np
 import pytest
 
 import edugraph as eg
-from edugraph.exercises import ExerciseNotPassed
 from edugraph.exercises.checking import find
 from edugraph.exercises.lesson05 import SHIFT_CALLS
+from tests.exercise_lines import line_of
 
 LESSON = Path(__file__).resolve().parent.parent / "lessons" / "05_eager_execution.ipynb"
-
-
-def line_of(exercise_id, namespace):
-    try:
-        return find(exercise_id).verify(namespace)
-    except ExerciseNotPassed as failure:
-        return failure.line
 
 
 # ------------------------------------------------------------------ answers written by hand

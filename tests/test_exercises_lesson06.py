@@ -9,16 +9,9 @@ import pytest
 
 import edugraph as eg
 from edugraph import layers
-from edugraph.exercises import ExerciseNotPassed
 from edugraph.exercises.checking import find
 from edugraph.exercises.lesson06 import _CE_BATCHES as CROSS_ENTROPY_BATCHES
-
-
-def line_of(exercise_id, namespace):
-    try:
-        return find(exercise_id).verify(namespace)
-    except ExerciseNotPassed as failure:
-        return failure.line
+from tests.exercise_lines import line_of
 
 
 @functools.cache

@@ -5,16 +5,9 @@ import numpy as np
 import pytest
 
 import edugraph as eg
-from edugraph.exercises import ExerciseNotPassed
 from edugraph.exercises.answers import close
 from edugraph.exercises.checking import find
-
-
-def line_of(exercise_id, namespace):
-    try:
-        return find(exercise_id).verify(namespace)
-    except ExerciseNotPassed as failure:
-        return failure.line
+from tests.exercise_lines import line_of
 
 
 # ------------------------------------------------------------------------ solutions by hand

@@ -4,22 +4,7 @@ import numpy as np
 import pytest
 
 import edugraph as eg
-from edugraph.exercises import ExerciseNotPassed
-from edugraph.exercises.checking import find
-
-
-def line_of(exercise_id, namespace):
-    try:
-        return find(exercise_id).verify(namespace)
-    except ExerciseNotPassed as failure:
-        return failure.line
-
-
-def hint_of(exercise_id, start):
-    """The hint of the exercise's mistake whose text starts with ``start``."""
-    hints = [m.hint for m in find(exercise_id).mistakes if m.hint.startswith(start)]
-    assert len(hints) == 1, start
-    return f"✗ {exercise_id}: {hints[0]}"
+from tests.exercise_lines import hint_of, line_of
 
 
 # ------------------------------------------------------------------- the answers, by hand
