@@ -191,32 +191,11 @@ def test_a_wide_short_graph_takes_the_whole_row_with_its_detail_under_it():
 
 
 STATIC_SETUP = """\
-import numpy as np
-import edugraph as eg
 from widgets.inspector import GraphInspector
+from tests.test_view import two_layer_net
 
-rng = np.random.default_rng(0)
-graph = eg.Graph()
-with graph.as_default():
-    x = eg.placeholder(eg.float32, (None, 3), name="x")
-    y = eg.placeholder(eg.float32, (None, 1), name="y")
-    with eg.name_scope("layer1"):
-        w1 = eg.Variable(rng.normal(size=(3, 4)).astype("float32"), name="w")
-        b1 = eg.Variable(np.zeros(4, "float32"), name="b")
-        h = eg.relu(eg.matmul(x, w1) + b1)
-    with eg.name_scope("layer2"):
-        w2 = eg.Variable(rng.normal(size=(4, 1)).astype("float32"), name="w")
-        b2 = eg.Variable(np.zeros(1, "float32"), name="b")
-        out = eg.matmul(h, w2) + b2
-    with eg.name_scope("loss"):
-        loss = eg.reduce_mean((out - y) ** 2)
-    train = eg.train.GradientDescentOptimizer(0.1).minimize(loss)
-    init = eg.global_variables_initializer()
-sess = eg.Session(graph=graph)
-sess.run(init)
-feed = {x: rng.normal(size=(5, 3)).astype("float32"),
-        y: rng.normal(size=(5, 1)).astype("float32")}
-inspector = GraphInspector(graph, session=sess, feed_dict=feed, output=loss,
+sess, feed, loss, _ = two_layer_net()
+inspector = GraphInspector(sess.graph, session=sess, feed_dict=feed, output=loss,
                            collapsed=["GradientDescent"])"""
 
 # The names of the boxes the nodes trace draws.

@@ -224,7 +224,8 @@ def test_graph_view_rejects_other_things():
 
 # ----------------------------------------------------------------------------- static graphs
 def two_layer_net(device="cpu:0", batch=5):
-    """A 2-layer net in name scopes with a GradientDescent step, initialised in a Session."""
+    """A 2-layer net in name scopes with a GradientDescent step, initialised in a Session
+    (tests/test_inspector_browser.py draws it in a real browser too)."""
     rng = np.random.default_rng(0)
     graph = eg.Graph()
     with graph.as_default(), eg.device(device):
