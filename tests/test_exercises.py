@@ -17,7 +17,7 @@ import pytest
 import edugraph as eg
 from edugraph.exercises import ExerciseNotPassed, NotAttempted, check, progress
 from edugraph.exercises.answers import function
-from edugraph.exercises.checking import _results, exercises_of, find
+from edugraph.exercises.checking import WIDTH, _results, exercises_of, find, shown
 
 LESSONS = Path(__file__).resolve().parent.parent / "lessons"
 SOLVED = sorted(LESSONS.glob("[0-9][0-9]_*.ipynb"))
@@ -219,15 +219,16 @@ def test_wrongly_typed_answers_get_one_line_not_a_traceback(exercise, odd):
             exercise.verify({**base, name: ODD_ANSWERS[odd]})
         line = failure.value.line
         assert "\n" not in line and line.startswith(f"✗ {exercise.id}: "), line
-        assert failure.value._render_traceback_() == [line]
+        assert failure.value._render_traceback_() == shown(line).split("\n")   # no traceback
 
 
 def test_a_symbolic_tensor_is_explained():
     exercise = find("1.2")
     with eg.Graph().as_default():
         x = eg.placeholder(eg.float32, shape=())
-        with pytest.raises(ExerciseNotPassed, match="symbolic tensor .*Session"):
+        with pytest.raises(ExerciseNotPassed) as failure:
             exercise.verify({"dh_dx": x, "dh_dy": 1.0})
+    assert re.search("symbolic tensor .*Session", failure.value.line)
 
 
 # ------------------------------------------------------------ check() and progress() as used
@@ -242,10 +243,26 @@ def test_check_reads_the_callers_names_prints_a_pass_and_progress_counts_it(caps
     with pytest.raises(ExerciseNotPassed):
         check("1.1", dict.fromkeys(find("1.1").reads, 1.0))
     progress(1)
-    assert capsys.readouterr().out == \
-        "1 of 7 done: 1.1 ✗  1.2 ✓  1.3 not attempted  1.4 not attempted  1.5 not attempted  "\
-        "1.6 not attempted  1.7 not attempted\n"
+    assert capsys.readouterr().out == (    # wrapped between exercises, never inside one
+        "1 of 7 done: 1.1 ✗  1.2 ✓  1.3 not attempted  1.4 not attempted\n"
+        "  1.5 not attempted  1.6 not attempted  1.7 not attempted\n")
     _results.clear()
+
+
+def test_a_checks_line_is_shown_wrapped_at_78_characters_and_whole():
+    """VS Code and nbgrader's feedback pages show an output line as it is, running off the
+    right edge: every hint and pass line is wrapped, each piece at most WIDTH characters (a
+    single longer word, a path say, stays whole), continued with an indent, nothing lost."""
+    lines = [f"✗ {e.id}: {m.hint}" for e in EXERCISES for m in e.mistakes]
+    lines += [f"✗ {e.id}: not right yet. {e.expected}" for e in EXERCISES]
+    assert max(map(len, lines)) > 2 * WIDTH                 # (hints that need wrapping)
+    for line in lines:
+        pieces = shown(line).split("\n")
+        assert all(len(p) <= WIDTH or " " not in p.strip() for p in pieces), pieces
+        assert all(p.startswith("  ") and not p.startswith("   ") for p in pieces[1:]), pieces
+        assert " ".join(p.strip() for p in pieces) == " ".join(line.split()), line
+    failure = ExerciseNotPassed(lines[0])
+    assert str(failure) == shown(lines[0]) and failure.line == lines[0]
 
 
 def test_an_unknown_exercise_id_is_a_clear_error():

@@ -13,11 +13,13 @@ answer with the hint it earns. Checking an answer goes:
 
 Anything short of right raises ``ExerciseNotPassed``, an ``AssertionError``: nbgrader gives
 a check cell its points only when it runs without an error. IPython shows the exception's
-``_render_traceback_()`` instead of a traceback, so the student reads one line.
+``_render_traceback_()`` instead of a traceback, so the student reads the line alone,
+wrapped (``shown``).
 """
 import importlib
 import os
 import sys
+import textwrap
 import traceback
 from dataclasses import dataclass, field
 from typing import Callable
@@ -27,6 +29,19 @@ import numpy as np
 from .answers import WrongForm, close
 
 
+WIDTH = 78      # the lessons' code lines: VS Code and nbgrader's feedback pages do not wrap
+                # output, so a check's line is wrapped before it is shown
+NO_BREAK = "\N{NO-BREAK SPACE}"        # (textwrap breaks lines at ASCII spaces only)
+
+
+def shown(line):
+    """A check's line as the student reads it: wrapped at ``WIDTH`` characters, the lines after
+    the first indented, so that a hint reads whole in any notebook frontend."""
+    return "\n".join(textwrap.fill(part, WIDTH, subsequent_indent="  ", break_long_words=False,
+                                   break_on_hyphens=False)
+                     for part in line.split("\n"))
+
+
 class ExerciseNotPassed(AssertionError):
     """An exercise that is not (yet) right. Its whole message is one line for the student."""
 
@@ -34,8 +49,11 @@ class ExerciseNotPassed(AssertionError):
         super().__init__(line)
         self.line = line
 
+    def __str__(self):
+        return shown(self.line)
+
     def _render_traceback_(self):       # IPython displays these lines instead of a traceback
-        return [self.line]
+        return str(self).split("\n")
 
 
 class NotAttempted(ExerciseNotPassed):
@@ -213,7 +231,7 @@ def check(exercise_id, namespace=None):
         _results[exercise.id] = "not attempted" if isinstance(failure, NotAttempted) else "✗"
         raise
     _results[exercise.id] = "✓"
-    print(line)
+    print(shown(line))
 
 
 def progress(lesson):
@@ -221,4 +239,5 @@ def progress(lesson):
     '3 of 4 done: 1.1 ✓ 1.2 ✓ 1.3 ✗ 1.4 not attempted'."""
     marks = [(e.id, _results.get(e.id, "not attempted")) for e in exercises_of(lesson)]
     done = sum(mark == "✓" for _, mark in marks)
-    print(f"{done} of {len(marks)} done: " + "  ".join(f"{i} {m}" for i, m in marks))
+    items = (f"{i} {m}".replace(" ", NO_BREAK) for i, m in marks)   # (each kept on one line)
+    print(shown(f"{done} of {len(marks)} done: " + "  ".join(items)).replace(NO_BREAK, " "))
