@@ -521,7 +521,7 @@ def test_running_metrics_weights_resets_and_compile():
     assert binary([[1], [0]], [[0.6], [0.2]]).item() == 0.5
     exact = eg.keras.metrics.Accuracy()
     assert exact([1, 2, 3, 4], [0, 2, 3, 4]).item() == 0.75
-    model = eg.Sequential([layers.Dense(3, input_shape=(2,))])
+    model = eg.Sequential([layers.Dense(3, input_shape=(2,), activation="softmax")])
     model.compile("sgd", "sparse_categorical_crossentropy",
                   metrics=[eg.keras.metrics.SparseCategoricalAccuracy(name="acc")])
     x, y = np.random.default_rng(0).normal(size=(8, 2)), np.arange(8) % 3
