@@ -252,15 +252,23 @@ def test_check_reads_the_callers_names_prints_a_pass_and_progress_counts_it(caps
 def test_a_checks_line_is_shown_wrapped_at_78_characters_and_whole():
     """VS Code and nbgrader's feedback pages show an output line as it is, running off the
     right edge: every hint and pass line is wrapped, each piece at most WIDTH characters (a
-    single longer word, a path say, stays whole), continued with an indent, nothing lost."""
+    single longer word or `code span` stays whole), continued with an indent, nothing lost."""
     lines = [f"✗ {e.id}: {m.hint}" for e in EXERCISES for m in e.mistakes]
     lines += [f"✗ {e.id}: not right yet. {e.expected}" for e in EXERCISES]
+    for exercise in EXERCISES:                      # "replace `raise NotImplementedError()`"
+        with pytest.raises(NotAttempted) as failure:
+            exercise.verify({})
+        lines.append(failure.value.line)
     assert max(map(len, lines)) > 2 * WIDTH                 # (hints that need wrapping)
     for line in lines:
         pieces = shown(line).split("\n")
-        assert all(len(p) <= WIDTH or " " not in p.strip() for p in pieces), pieces
+        unbreakable = r"(\S|`[^`]*`)+"                          # a word, a code span
+        assert all(len(p) <= WIDTH or re.fullmatch(unbreakable, p.strip()) for p in pieces), \
+            pieces
         assert all(p.startswith("  ") and not p.startswith("   ") for p in pieces[1:]), pieces
         assert " ".join(p.strip() for p in pieces) == " ".join(line.split()), line
+        if line.count("`") % 2 == 0:                            # a `code span` never split
+            assert all(p.count("`") % 2 == 0 for p in pieces), pieces
     failure = ExerciseNotPassed(lines[0])
     assert str(failure) == shown(lines[0]) and failure.line == lines[0]
 

@@ -18,6 +18,7 @@ wrapped (``shown``).
 """
 import importlib
 import os
+import re
 import sys
 import textwrap
 import traceback
@@ -36,10 +37,12 @@ NO_BREAK = "\N{NO-BREAK SPACE}"        # (textwrap breaks lines at ASCII spaces 
 
 def shown(line):
     """A check's line as the student reads it: wrapped at ``WIDTH`` characters, the lines after
-    the first indented, so that a hint reads whole in any notebook frontend."""
+    the first indented, so that a hint reads whole in any notebook frontend. A `code span`
+    stays on one line (so does a no-break space)."""
+    kept = re.sub(r"`[^`\n]*`", lambda span: span.group().replace(" ", NO_BREAK), line)
     return "\n".join(textwrap.fill(part, WIDTH, subsequent_indent="  ", break_long_words=False,
                                    break_on_hyphens=False)
-                     for part in line.split("\n"))
+                     for part in kept.split("\n")).replace(NO_BREAK, " ")
 
 
 class ExerciseNotPassed(AssertionError):
@@ -240,4 +243,4 @@ def progress(lesson):
     marks = [(e.id, _results.get(e.id, "not attempted")) for e in exercises_of(lesson)]
     done = sum(mark == "✓" for _, mark in marks)
     items = (f"{i} {m}".replace(" ", NO_BREAK) for i, m in marks)   # (each kept on one line)
-    print(shown(f"{done} of {len(marks)} done: " + "  ".join(items)).replace(NO_BREAK, " "))
+    print(shown(f"{done} of {len(marks)} done: " + "  ".join(items)))
