@@ -103,6 +103,47 @@ def test_backward_through_an_op_without_gradient_names_it(device):
         y.backward()
 
 
+class CubeWith:
+    """A user-defined op whose ``forward`` returns what ``compute`` gives for its array."""
+
+    def __new__(cls, compute):
+        class Cube(Op):
+            name = "cube"
+
+            def forward(self, xp, x):
+                return compute(x)
+
+            def backward(self, grad, out, x):
+                return (grad * 3 * x * x,)
+        return Cube()
+
+
+@pytest.mark.parametrize("compute, says", [
+    (lambda x: eg.pow(x, 3), r"Cube.forward \(op 'cube'\) returned a tensor; .* `return x \*\* 3`"
+                             r".*eg.pow, eg.exp...\) make tensors: they belong in backward"),
+    (lambda x: None, r"Cube.forward \(op 'cube'\) returned None \(no return statement\?\), not an "
+                     "array"),
+    (lambda x: (x ** 3).tolist(), "returned a list, not an array"),
+])
+def test_a_custom_forward_that_returns_no_array_is_named_where_it_runs(compute, says):
+    """The mistake is caught where forward returns, eagerly and while a graph (or a traced
+    function) is built, not in the next op: that said 'sum cannot compute on float32 inputs'
+    (a tensor) or raised a bare AttributeError (None, a list)."""
+    x = eg.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(TypeError, match=says):
+        apply(CubeWith(compute), x)
+    with eg.Graph().as_default():
+        with pytest.raises(TypeError, match=says):
+            apply(CubeWith(compute), eg.placeholder(eg.float32, shape=(2,)))
+        with pytest.raises(TypeError, match=says):      # (rank unknown: shapes by another trial)
+            apply(CubeWith(compute), eg.placeholder(eg.float32))
+
+    @eg.function
+    def traced(t):
+        return apply(CubeWith(compute), t)
+    with pytest.raises(TypeError, match=says):
+        traced(eg.constant([1.0, 2.0]))
+
 def test_item_of_many_values(device):
     with pytest.raises(ValueError, match=r"shape \(2,\)"):
         on(device, [1.0, 2.0]).item()

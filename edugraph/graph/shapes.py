@@ -224,9 +224,10 @@ def _by_trial(op, inputs):
         arrays = [_stand_in(x, fill) for x in inputs]
         try:
             with np.errstate(all="ignore"):
-                results.append(np.asarray(op.forward(np, *arrays)))
+                value = op.forward(np, *arrays)
         except (ValueError, IndexError, TypeError) as e:
             raise ShapeError(op.explain_failure([tuple(x.shape) for x in inputs])) from e
+        results.append(np.asarray(base.forward_result(op, value)))
     first = results[0]
     dims = [d if all(r.shape[i] == d for r in results) else None
             for i, d in enumerate(first.shape)]
@@ -240,9 +241,10 @@ def _dtype_by_trial(op, inputs):
     for rank in (1, 2, 3, 4):
         try:
             with np.errstate(all="ignore"):
-                return np.asarray(op.forward(np, *[_stand_in(x, 2, rank) for x in inputs])).dtype
+                value = op.forward(np, *[_stand_in(x, 2, rank) for x in inputs])
         except (ValueError, IndexError, TypeError):
             continue
+        return np.asarray(base.forward_result(op, value)).dtype
     return inputs[0].dtype
 
 

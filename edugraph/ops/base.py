@@ -106,6 +106,8 @@ def apply(op, *args, name=None):
         if isinstance(e, (ShapeError, GradientError)):
             raise
         raise _failure(op, inputs, e) from e
+    if value.__class__ is Tensor or not hasattr(value, "dtype"):
+        raise not_an_array(op, value)           # (a custom op's forward: see there)
     if check_result is not None:                # eg.debugging.enable_check_numerics()
         check_result(op, device, inputs, value)
     if device.log_placement:
@@ -131,6 +133,31 @@ def _failure(op, inputs, error):
                          "an input to a dtype that supports it first, e.g. "
                          "eg.cast(mask, eg.float32).")
     return ShapeError(op.explain_failure([t.shape for t in inputs]))
+
+
+def forward_result(op, value):
+    """``value``, which ``op.forward`` returned, checked to be an array (see ``not_an_array``);
+    for the places that run ``forward`` outside ``apply`` (a graph's shape inference)."""
+    if isinstance(value, Tensor) or not hasattr(value, "dtype"):
+        raise not_an_array(op, value)
+    return value
+
+
+def not_an_array(op, value):
+    """The error for a ``forward`` that returned something other than an array: in a custom op
+    that is usually edugraph's own functions called there (``eg.pow(x, 3)`` makes a tensor),
+    which would otherwise fail much later, in whichever op reads the result next."""
+    where = f"{type(op).__name__}.forward (op '{op.name}')"
+    if isinstance(value, Tensor):
+        return TypeError(
+            f"{where} returned a tensor; forward computes on the arrays it is given and returns "
+            "an array: write it with the array's own operators or with xp (numpy, or CuPy on a "
+            "GPU), e.g. `return x ** 3` or `return xp.exp(x)`. edugraph's functions (eg.pow, "
+            "eg.exp...) make tensors: they belong in backward, which works on tensors.")
+    got = "None (no return statement?)" if value is None else f"a {type(value).__name__}"
+    return TypeError(
+        f"{where} returned {got}, not an array; forward must return an array computed from "
+        "the arrays it is given, e.g. `return x ** 3` or `return xp.asarray(...)`.")
 
 
 _INT_OR_FLOAT = {int, float}
