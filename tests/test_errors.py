@@ -360,6 +360,21 @@ def test_reduction_axis_named_twice_or_empty_is_explained():
 def test_optimizer_given_the_model_asks_for_its_parameters():
     with pytest.raises(TypeError, match=r"got the model itself \(Linear\).*model\.parameters"):
         eg.optim.SGD(eg.nn.Linear(2, 2), lr=0.1)
+    with pytest.raises(TypeError, match=r"got the method model\.parameters, not what it "
+                                        r"gives: call it, eg\.optim\.SGD\(model\.parameters\(\)"):
+        eg.optim.SGD(eg.nn.Linear(2, 2).parameters, lr=0.1)
+
+
+def test_a_loss_module_given_the_tensors_says_to_make_it_then_call_it():
+    out, target = eg.randn(4, 3), eg.tensor([0, 1, 2, 0])
+    with pytest.raises(TypeError, match=r"^nn\.CrossEntropyLoss is a module: make it, then call "
+                                        r"it .* loss_fn = nn\.CrossEntropyLoss\(\), then loss = "
+                                        r"loss_fn\(output, target\)"):
+        eg.nn.CrossEntropyLoss(out, target)
+    with pytest.raises(TypeError, match=r"^nn\.MSELoss is a module"):
+        eg.nn.MSELoss(out, out)
+    weighted = eg.nn.CrossEntropyLoss(eg.ones(3))       # one tensor: the class weights
+    assert float(weighted(out, target)) == pytest.approx(float(eg.nn.CrossEntropyLoss()(out, target)))
 
 
 def test_sequential_given_a_class_or_a_list_says_how_to_write_it():

@@ -303,6 +303,12 @@ def test_errors_say_what_is_wrong_and_what_to_do():
             eg.nn.BCELoss()(eg.tensor(p), eg.tensor(np.ones(3)))
         with pytest.raises(RuntimeError, match="between 0 and 1"):
             TF.binary_cross_entropy(torch.tensor(p), torch.ones(3, dtype=torch.float64))
+        with pytest.raises(ValueError, match=r"^binary_cross_entropy: all elements of target "
+                                             rf"should be .* the target holds {bad:g}\. Labels 1 "
+                                             r"and 2\? Make them 0 and 1"):
+            eg.nn.BCELoss()(eg.tensor(np.ones(3) * 0.5), eg.tensor(p))
+        with pytest.raises(RuntimeError, match="target should be between 0 and 1"):
+            TF.binary_cross_entropy(torch.ones(3, dtype=torch.float64) * 0.5, torch.tensor(p))
     with pytest.raises(ShapeError, match=r"^binary_cross_entropy: weight of shape \(4, 1\) "
                                          r"must broadcast to the input's shape \(4,\)"):
         F.binary_cross_entropy(flat, flat, weight=np.ones((4, 1)))   # (4, 4) losses

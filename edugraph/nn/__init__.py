@@ -654,6 +654,13 @@ class ModuleList(Module):
 class _Loss(Module):
     """A loss as a module (PyTorch's ``nn.MSELoss()``...): ``loss_fn(pred, target)``."""
 
+    def __new__(cls, *args, **kwargs):
+        if sum(isinstance(a, Tensor) for a in args) >= 2:      # nn.MSELoss(pred, y)
+            raise TypeError(
+                f"nn.{cls.__name__} is a module: make it, then call it on the output and the "
+                f"target: loss_fn = nn.{cls.__name__}(), then loss = loss_fn(output, target).")
+        return super().__new__(cls)
+
     def __init__(self, reduction="mean"):
         super().__init__()
         self.reduction = functional.check_reduction(reduction, type(self).__name__)

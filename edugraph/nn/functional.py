@@ -314,22 +314,30 @@ def binary_cross_entropy(input, target, weight=None, reduction="mean"):
     [0, 1] of the same shape: $-w\,(y \log p + (1 - y) \log(1 - p))$ for each element, each
     log clamped to at least −100 as in PyTorch (see ``BinaryCrossEntropy``); ``weight``
     rescales each element's loss and broadcasts to the input's shape. Eagerly, probabilities
-    outside [0, 1] are refused, as PyTorch refuses them (a graph's are unknown until it runs).
+    or targets outside [0, 1] are refused, as PyTorch refuses them (a graph's are unknown until
+    it runs).
     From logits, ``binary_cross_entropy_with_logits`` is more accurate."""
     input, target = _same_shape(input, target, "binary_cross_entropy", reduction)
-    if input.graph is None:
-        values = input._value                   # (checked where they live: one bool comes back)
-        outside = ~((values >= 0) & (values <= 1))          # (nan is outside too)
-        if outside.any():
-            raise ValueError(
-                f"binary_cross_entropy: all elements of input should be between 0 and 1 "
-                f"(probabilities), but the input holds {float(values[outside][0]):g}. Logits? Use "
-                "binary_cross_entropy_with_logits (nn.BCEWithLogitsLoss), or apply a sigmoid "
-                "first.")
+    _check_probabilities(input, "input", "Logits? Use binary_cross_entropy_with_logits "
+                         "(nn.BCEWithLogitsLoss), or apply a sigmoid first.")
+    _check_probabilities(target, "target", "Labels 1 and 2? Make them 0 and 1 (y - 1); soft "
+                         "labels must be probabilities too.")
     losses = apply(BinaryCrossEntropy(), input, target)
     if weight is not None:
         losses = losses * _rescaling(weight, input, "binary_cross_entropy")
     return _reduced(losses, reduction)
+
+
+def _check_probabilities(t, role, hint):
+    """Eagerly, a value of ``t`` outside [0, 1] is refused, as PyTorch refuses it (a graph's
+    values are unknown until it runs)."""
+    if t.graph is None:
+        values = t._value                       # (checked where they live: one bool comes back)
+        outside = ~((values >= 0) & (values <= 1))          # (nan is outside too)
+        if outside.any():
+            raise ValueError(
+                f"binary_cross_entropy: all elements of {role} should be between 0 and 1 "
+                f"(probabilities), but the {role} holds {float(values[outside][0]):g}. {hint}")
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean",

@@ -54,6 +54,9 @@ class Optimizer:
             raise TypeError(f"{self._name} got the model itself ({type(params).__name__}); "
                             "give it the model's parameters: "
                             f"{self._name}(model.parameters(), lr=...).")
+        if callable(params) and getattr(params, "__name__", "") == "parameters":
+            raise TypeError(f"{self._name} got the method model.parameters, not what it gives: "
+                            f"call it, {self._name}(model.parameters(), lr=...).")
         groups = list(params)           # (model.parameters() may be a generator: read it once)
         if not groups:
             raise ValueError(
