@@ -60,7 +60,8 @@ from .initializers import (glorot_normal as glorot_normal_initializer,  # noqa: 
 from .models import *  # noqa: E402,F401,F403
 
 bool = bool_  # noqa: A001  (eg.bool, like tf.bool / torch.bool)
-float = float32  # noqa: A001
+float, double, half = float32, float64, float16  # noqa: A001  (PyTorch's names)
+int, long = int32, int64  # noqa: A001  (torch.int is int32; torch.long int64)
 sum, mean = reduce_sum, reduce_mean  # noqa: A001  (PyTorch spellings: torch.sum, torch.mean)
 max, min = torch_max, torch_min  # noqa: A001  (torch.max(x, 1) → (values, indices))
 amax, amin = reduce_max, reduce_min

@@ -136,7 +136,9 @@ class Tensor:
 
     def __init__(self, value, device=None, requires_grad=False, name=None):
         self._value = value
-        self.device = device or _device.cpu
+        if device is None:          # (ops always give a device: this is eg.Tensor(...) by hand)
+            device = _default_device(value)
+        self.device = device
         self.requires_grad = requires_grad
         self._grad = None
         self._op = self._inputs = None
@@ -147,7 +149,10 @@ class Tensor:
     # ------------------------------------------------------------------ what it is
     @property
     def shape(self):
-        return self._value.shape
+        try:
+            return self._value.shape
+        except AttributeError:      # (eg.Tensor(3, 4): no array inside)
+            raise _made_by_hand(self._value, self.device) from None
 
     @property
     def dtype(self):
@@ -255,6 +260,8 @@ class Tensor:
         return super().__format__(spec)
 
     def __repr__(self):
+        if not isinstance(self.device, _device.Device):         # (eg.Tensor(3, 4))
+            raise _made_by_hand(self._value, self.device)
         body = np.array2string(self.numpy(), separator=", ", prefix="tensor(")
         extras = []
         if self.device.kind != "cpu":
@@ -550,6 +557,12 @@ class Tensor:
     def long(self):
         return _ops.math.cast(self, int64)
 
+    def int(self):
+        return _ops.math.cast(self, int32)
+
+    def bool(self):
+        return _ops.math.cast(self, bool_)
+
     def type(self, dtype):
         """PyTorch's ``x.type(eg.float)``: the values converted to ``dtype`` (a cast)."""
         return _ops.math.cast(self, dtype)
@@ -732,6 +745,26 @@ class Tensor:
     def squeeze(self, dim=None): return _ops.shape.squeeze(self, dim)
     def flatten(self, start_dim=0, end_dim=-1):
         return _ops.shape.flatten(self, start_dim, end_dim)
+
+
+def _default_device(value):
+    """The CPU, for an array made into a tensor without naming a device (a data pipeline's);
+    anything else is PyTorch's ``torch.Tensor(data)`` written with edugraph's class."""
+    if isinstance(value, Tensor) or not hasattr(value, "dtype"):
+        raise _made_by_hand(value)
+    return _device.cpu
+
+
+def _made_by_hand(*args):
+    """The error for ``eg.Tensor([1., 2.])`` or ``eg.Tensor(3, 4)``: PyTorch's constructor."""
+    written = ", ".join(map(_shown, args))
+    if all(isinstance(a, numbers.Integral) for a in args):
+        fix = (f"eg.zeros({written}) for a tensor of that shape (torch.Tensor({written})'s), or "
+               f"eg.tensor([{written}], dtype=eg.float32) for these numbers")
+    else:
+        fix = (f"eg.tensor({written}, dtype=eg.float32) (float32, as torch.Tensor(data) "
+               "gives)")
+    return TypeError(f"eg.Tensor({written}): eg.Tensor is the class; make tensors with {fix}.")
 
 
 def device_or_dtype(target, where):

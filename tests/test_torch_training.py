@@ -700,7 +700,7 @@ def test_argmax_keepdim_view_as_and_eq_count_correct_predictions_as_in_torch():
 def test_cnn_errors_say_what_to_do():
     with pytest.raises(eg.errors.ShapeError, match=r"Conv2d 'conv2d\w*' expects 4-D images laid "
                                                    r"out as PyTorch's.*got shape \(8, 8\).*"
-                                                   r"x.unsqueeze\(1\)"):
+                                                   r"x.view\(1, 1, 8, 8\)"):
         eg.nn.Conv2d(1, 2, 3)(eg.ones((8, 8)))
     with pytest.raises(eg.errors.ShapeError, match=r"conv2d: the input of shape \(2, 3, 7, 6\) "
                                                    r"has 3 channels.*weight of shape "

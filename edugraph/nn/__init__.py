@@ -32,10 +32,10 @@ from ..ops.conv import (_pair, avg_pool, avg_pool2d, conv2d, extract_patches,  #
                         max_pool, max_pool2d)
 from ..ops.conv import padding_argument
 from ..ops.random import ones, zeros
-from ..ops.base import accepting_tf1_keywords as _accepting_tf1_keywords
+from ..ops.base import accepting_tf1_keywords as _accepting_tf1_keywords, rank_known
 from ..ops.reduce import logsumexp, moments  # noqa: F401
 from .bias import bias_add  # noqa: F401  (tf.nn.bias_add)
-from ..ops.shape import gather
+from ..ops.shape import expand_dims, gather, squeeze
 from . import module as _module
 from .module import KerasTensor, fan_in_shape  # noqa: F401
 from . import functional, init  # noqa: F401
@@ -167,11 +167,28 @@ class LazyLinear(_Lazy, Linear):
         super().__init__(None, out_features, bias, **kwargs)
 
 
-class Conv2d(Module):
+class _OneImageOrBatch:
+    """PyTorch's image modules take one image, (C, H, W), as well as a batch, (N, C, H, W):
+    one image runs as a batch of one (``x.unsqueeze(0)``), and the result loses that axis
+    again (gradients pass through both)."""
+
+    def __call__(self, *args, **kwargs):
+        image = args[0] if args else None
+        if isinstance(image, Tensor) and rank_known(image.shape) and len(image.shape) == 3 \
+                and self._one_image(image.shape):
+            return squeeze(super().__call__(expand_dims(image, 0), *args[1:], **kwargs), 0)
+        return super().__call__(*args, **kwargs)
+
+    def _one_image(self, shape):
+        return True
+
+
+class Conv2d(_OneImageOrBatch, Module):
     """``nn.Conv2d(in_channels, out_channels, kernel_size, stride=1, padding=0, bias=True)``
-    on NCHW images, with PyTorch's ``weight`` of shape (out_channels, in_channels, kH, kW);
-    ``padding``: zeros on each side, or "valid" / "same". ``nn.LazyConv2d(out_channels,
-    kernel_size...)`` finds ``in_channels`` on the first call."""
+    on NCHW images (or one image, (C, H, W)), with PyTorch's ``weight`` of shape
+    (out_channels, in_channels, kH, kW); ``padding``: zeros on each side, or "valid" /
+    "same". ``nn.LazyConv2d(out_channels, kernel_size...)`` finds ``in_channels`` on the
+    first call."""
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, bias=True,
                  **kwargs):
@@ -197,6 +214,12 @@ class Conv2d(Module):
     def input_shape_for(self, weight_shape):
         return (None, weight_shape[1], None, None)
 
+    def _one_image(self, shape):
+        """(C, H, W) with the layer's C: one image; (N, H, W) grey images are told to add
+        their channel axis (``x.unsqueeze(1)``) by ``check_images``."""
+        weight = self.weight if self.built else None
+        return weight is None or shape[0] == weight.shape[1]
+
     def compute_output_shape(self, input_shape):
         n, _, h, w = functional.check_images(input_shape, f"Conv2d '{self.name}'")
         _, rows, columns = windows_grid((n, h, w, None), self.kernel_size, self.stride,
@@ -219,7 +242,7 @@ class LazyConv2d(_Lazy, Conv2d):
         super().__init__(None, out_channels, kernel_size, stride, padding, bias, **kwargs)
 
 
-class _ChannelsFirstPooling(Module):
+class _ChannelsFirstPooling(_OneImageOrBatch, Module):
     """PyTorch's pooling modules: a Keras pooling layer, built for NHWC images, on NCHW ones
     (shapes and tensors are transposed on the way in and back on the way out)."""
 
@@ -242,9 +265,11 @@ def _nhwc(shape, layer):
 
 class MaxPool2d(_ChannelsFirstPooling, _layers.MaxPooling2D):
     """``nn.MaxPool2d(kernel_size, stride=None, padding=0)`` on NCHW images; the stride
-    defaults to the window."""
+    defaults to the window. PyTorch's other options are taken at their defaults only."""
 
-    def __init__(self, kernel_size, stride=None, padding=0, **kwargs):
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
+                 ceil_mode=False, **kwargs):
+        functional.check_max_pool_options(dilation, ceil_mode, return_indices, "MaxPool2d")
         super().__init__(kernel_size, stride, padding, **kwargs)
 
 
@@ -260,7 +285,7 @@ class AvgPool2d(_ChannelsFirstPooling, _layers.AveragePooling2D):
                          **kwargs)
 
 
-class AdaptiveAvgPool2d(Module):
+class AdaptiveAvgPool2d(_OneImageOrBatch, Module):
     """``nn.AdaptiveAvgPool2d((1, 1))``: NCHW images of any size averaged onto an
     ``output_size`` grid (``functional.adaptive_avg_pool2d``)."""
 
@@ -457,7 +482,27 @@ class Embedding(Module):
         if input.dtype.kind not in "iu":    # (Keras's Embedding casts floats, truncating 1.7)
             raise TypeError(f"nn.Embedding '{self.name}': the ids must be integers, as in "
                             f"PyTorch, got {input.dtype}. Convert them with ids.long().")
-        return gather(self.weight, input)
+        try:
+            return gather(self.weight, input)
+        except ShapeError as e:            # (an id outside the table: said in this layer's words)
+            message = self._id_out_of_range(input)
+            if message is None:
+                raise
+            raise IndexError(message) from e
+
+    def _id_out_of_range(self, ids):
+        """What to do about the first of eager ``ids`` outside the table; None if none is."""
+        if ids.graph is not None:
+            return None
+        n, dim, ids = self.num_embeddings, self.embedding_dim, ids.numpy()
+        outside = ids[(ids < 0) | (ids >= n)]
+        if not outside.size:
+            return None
+        where = f"nn.Embedding({n}, {dim}) '{self.name}': id {outside[0]} is out of range: " \
+                f"the table's num_embeddings={n} rows are for ids 0..{n - 1}."
+        if outside[0] < 0:
+            return f"{where} Negative ids do not count from the end: map each id into 0..{n - 1}."
+        return f"{where} For ids up to {ids.max()}, make it nn.Embedding({ids.max() + 1}, {dim})."
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape) + (self.embedding_dim,)

@@ -78,10 +78,31 @@ def linear(input, weight, bias=None):
         raise ShapeError(
             f"linear: the input of shape {tuple(input.shape)} has {input.shape[-1]} features, "
             f"but the weight of shape {tuple(weight.shape)} takes {weight.shape[-1]} (PyTorch's "
-            "layout, (out_features, in_features)). A Keras Dense kernel is the transpose, "
-            "(in_features, out_features): pass layer.kernel.T.")
+            f"layout, (out_features, in_features)). {_linear_fix(input.shape, weight.shape)}")
     y = matmul(input, transpose(weight))
     return y if bias is None else y + bias
+
+
+def _linear_fix(shape, weight_shape):
+    """What to do when an input of ``shape`` does not fit a linear weight of ``weight_shape``."""
+    in_features, out_features = weight_shape[-1], weight_shape[0]
+    per_example = None if None in shape[1:] else math.prod(shape[1:])
+    if len(shape) >= 3 and per_example == in_features:
+        sizes = "·".join(map(str, shape[1:]))
+        return (f"Flatten each example first ({sizes} = {in_features}): nn.Flatten() or "
+                "x.view(x.size(0), -1).")
+    if len(shape) == 1 and in_features == 1:
+        return (f"A 1-D input is one example; for {shape[0]} examples of one feature each, "
+                "use x.unsqueeze(1) (or x.view(-1, 1)).")
+    if len(weight_shape) == 2 and out_features == shape[-1]:
+        return (f"Its transpose would fit: a Keras Dense kernel is the transpose, "
+                f"(in_features, out_features): pass layer.kernel.T (and nn.Linear takes "
+                f"in_features first: nn.Linear({shape[-1]}, {in_features})).")
+    fix = f"Make this layer nn.Linear({shape[-1]}, {out_features}) to take this input"
+    if len(shape) >= 3 and per_example is not None:
+        fix += (f", or flatten each example first (nn.Flatten()): then it has {per_example} "
+                f"features, for nn.Linear({per_example}, {out_features})")
+    return fix + "."
 
 
 # ----------------------------------------------------------------------------- images, NCHW
@@ -93,7 +114,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0):
     if len(weight.shape) != 4:
         raise ShapeError(f"conv2d: the weight must be 4-D, (out_channels, in_channels, kH, kW), "
                          f"got shape {tuple(weight.shape)}.")
-    images = channels_last(input, "conv2d")
+    images = channels_last(input, "conv2d", channels=weight.shape[1])
     if images.shape[-1] not in (weight.shape[1], None):
         raise ShapeError(
             f"conv2d: the input of shape {tuple(input.shape)} has {input.shape[1]} channels "
@@ -103,9 +124,11 @@ def conv2d(input, weight, bias=None, stride=1, padding=0):
     return channels_first(y if bias is None else y + bias)
 
 
-def max_pool2d(input, kernel_size, stride=None, padding=0):
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
     """The largest value of each ``kernel_size`` window of NCHW images; ``stride`` defaults
     to the window, as PyTorch's does, and ``padding`` pads with −∞."""
+    check_max_pool_options(dilation, ceil_mode, return_indices, "max_pool2d")
     return channels_first(_conv.max_pool2d(channels_last(input, "max_pool2d"), kernel_size,
                                            stride, padding))
 
@@ -155,20 +178,55 @@ def check_no_ceil_mode(ceil_mode, where):
             "(padding=...) if the last pixels must be pooled.")
 
 
-def channels_last(images, where):
+def check_max_pool_options(dilation, ceil_mode, return_indices, where):
+    """PyTorch's max-pooling options beyond its defaults: refused, not silently ignored."""
+    check_no_ceil_mode(ceil_mode, where)
+    if dilation not in (1, (1, 1)):
+        raise NotImplementedError(
+            f"{where}: dilation={dilation!r} is not supported: edugraph's windows are "
+            "contiguous, as with PyTorch's default dilation=1. Leave dilation out.")
+    if return_indices:
+        raise NotImplementedError(
+            f"{where}: return_indices=True is not supported (there is no MaxUnpool2d to use "
+            "them). Leave it out; to find where the largest values are, use x.argmax(dim).")
+
+
+def channels_last(images, where, channels=None):
     """PyTorch's NCHW images as edugraph's NHWC (a transpose: a node in the graph)."""
     images = as_tensor(images)
-    check_images(images.shape, where)
+    check_images(images.shape, where, channels)
     return transpose(images, (0, 2, 3, 1))
 
 
-def check_images(shape, where):
-    """``shape``, if it is that of NCHW images (4-D)."""
+def check_images(shape, where, channels=None):
+    """``shape``, if it is that of NCHW images (4-D). ``channels``, when known, tells one
+    image (C, H, W) from a batch of grey images (N, H, W) in the message."""
     if len(shape) != 4:
         raise ShapeError(f"{where} expects 4-D images laid out as PyTorch's, (batch, channels, "
-                         f"height, width); got shape {tuple(shape)}. Add the channel axis of "
-                         "grey images with x.unsqueeze(1).")
+                         f"height, width); got shape {tuple(shape)}. "
+                         f"{_images_fix(tuple(shape), channels)}")
     return shape
+
+
+def _images_fix(shape, channels):
+    one_image = "One image (C, H, W) becomes a batch of one with x.unsqueeze(0)"
+    grey = "a batch of grey images (N, H, W) gets its channel axis with x.unsqueeze(1)"
+    if len(shape) == 2 and None not in shape:
+        return (f"One grey image (H, W) becomes a batch of one with x.view(1, 1, {shape[0]}, "
+                f"{shape[1]}); flattened grey images (N, H·W) become x.view(-1, 1, H, W) with "
+                "their height and width.")
+    if len(shape) != 3:
+        return "Reshape it to that layout."
+    if channels is None or None in shape:
+        return f"{one_image}; {grey}."
+    if shape[0] == channels:
+        return f"{one_image}."
+    if channels == 1:
+        return f"A{grey[1:]}."
+    if shape[-1] == channels:
+        return ("An image laid out (H, W, C) becomes a batch of one NCHW image with "
+                "x.permute(2, 0, 1).unsqueeze(0).")
+    return f"{one_image}; {grey}."
 
 
 def channels_first(images):
@@ -264,6 +322,12 @@ def cross_entropy(input, target, weight=None, reduction="mean", label_smoothing=
                 "refuses it for probability targets too). To leave examples out, take "
                 "reduction='none' and average the losses you keep.")
         if not _compatible(target.shape, input.shape):
+            if _looks_swapped(input, target):
+                raise ShapeError(
+                    f"cross_entropy: the input of shape {tuple(input.shape)} holds "
+                    f"{input.dtype} values and the target of shape {tuple(target.shape)} "
+                    "holds floats: the arguments look swapped. Pass the logits first: "
+                    "loss_fn(logits, targets).")
             raise ShapeError(
                 f"cross_entropy: a float target holds class probabilities and must be shaped "
                 f"like the input {tuple(input.shape)}, but it has shape {tuple(target.shape)}. "
@@ -283,6 +347,14 @@ def cross_entropy(input, target, weight=None, reduction="mean", label_smoothing=
     if not class_ids:
         return _reduced(losses, reduction)
     return _reduced(losses, reduction, kept, weight, target)
+
+
+def _looks_swapped(input, target):
+    """``cross_entropy(class_ids, logits)``: an integer input, or a float target shaped as
+    logits for the input's ids ((N, C) for (N,), (N, C, H, W) for (N, H, W))."""
+    ids_shape = tuple(target.shape[:1]) + tuple(target.shape[2:]) if len(target.shape) > 1 \
+        else ()
+    return input.dtype.kind in "iub" or _compatible(ids_shape, input.shape)
 
 
 def nll_loss(input, target, weight=None, reduction="mean", ignore_index=-100):
@@ -403,9 +475,30 @@ def _same_shape(input, target, where, reduction):
         raise ShapeError(
             f"{where}: the input has shape {tuple(input.shape)} but the target has shape "
             f"{tuple(target.shape)}; they must match (broadcasting them would compare every "
-            "prediction with every target). Reshape one, e.g. target.view(-1, 1) or "
-            "input.squeeze(1).")
+            f"prediction with every target). {_reshape_fix(input.shape, target.shape)}")
     return input, target
+
+
+def _reshape_fix(input_shape, target_shape):
+    """How to give an input and a target of these (different) shapes one shape."""
+    shapes = {"input": tuple(input_shape), "target": tuple(target_shape)}
+    for name, shape in shapes.items():
+        if shape == ():
+            return (f"The {name} is 0-D: if it came from .squeeze(), that removed the batch "
+                    "axis of a batch of one too; squeeze only the last axis, .squeeze(1) (or "
+                    "use .view(-1)).")
+    for longer, shorter in (("input", "target"), ("target", "input")):
+        if shapes[longer] == shapes[shorter] + (1,):
+            axis = len(shapes[shorter])
+            added = "view(-1, 1)" if axis == 1 else f"unsqueeze({axis})"
+            return f"Use {longer}.squeeze({axis}) or {shorter}.{added}."
+    sizes = [None if None in s else math.prod(s) for s in shapes.values()]
+    if sizes[0] != sizes[1] and None not in sizes:
+        classes = " (Class ids for (N, C) scores? Use nn.CrossEntropyLoss.)" if \
+            len(shapes["input"]) == 2 and shapes["target"] == shapes["input"][:1] else ""
+        return (f"They hold different numbers of values, {sizes[0]} and {sizes[1]}: pass one "
+                f"target per prediction.{classes}")
+    return "Reshape one to the other's shape, e.g. target.view_as(input)."
 
 
 def _class_id_target(target, logits, input, ignore_index, where, hint=""):
@@ -414,10 +507,18 @@ def _class_id_target(target, logits, input, ignore_index, where, hint=""):
     each example that counts, 0.0 for each ignored one (None when, eagerly, none is ignored).
     In a graph, a node checks the ids when it runs."""
     if not _compatible(target.shape, logits.shape[:-1]):
+        if len(input.shape) == 1:
+            raise ShapeError(
+                f"{where}: a 1-D input, here of shape {tuple(input.shape)}, is one example's "
+                f"class scores (C,), whose target is one class id, of shape (), but the "
+                f"target has shape {tuple(target.shape)}. A batch needs (N, C) logits; for "
+                "one output per example (two classes), use nn.BCEWithLogitsLoss() with float "
+                "targets: loss_fn(output, target.float()).")
         raise ShapeError(
             f"{where}: the target of shape {tuple(target.shape)} should hold one class id for "
             f"each example of the input {tuple(input.shape)} (classes in dimension 1), i.e. "
-            f"have shape {tuple(logits.shape[:-1])}.{hint}")
+            f"have shape {tuple(logits.shape[:-1])}."
+            f"{hint if _compatible(target.shape, input.shape) else ''}")
     if not isinstance(ignore_index, numbers.Integral):
         raise TypeError(f"{where}: ignore_index must be an int class id, got {ignore_index!r}.")
     if target.graph is None and not (target._value == ignore_index).any():

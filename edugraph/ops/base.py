@@ -43,6 +43,14 @@ class Op:
         return (f"{self.name}({attrs}) could not be computed on inputs of shapes "
                 f"{', '.join(map(str, shapes))}.")
 
+    def explain_type_failure(self, inputs, error):
+        """Why numpy refused ``inputs`` with a TypeError: for most ops, their dtypes
+        (``(x > 0) - (x > 0)``: booleans do not subtract). An op whose own arguments may be
+        of the wrong type (an index) overrides this."""
+        dtypes = " and ".join(str(t.dtype) for t in inputs)
+        return (f"{self.name} cannot compute on {dtypes} inputs (numpy: {error}). Cast an "
+                "input to a dtype that supports it first, e.g. eg.cast(mask, eg.float32).")
+
     def attributes(self):
         """The op's non-tensor arguments (axis, keepdims...), for graph views and signatures."""
         return {k: v for k, v in vars(self).items() if not k.startswith("_")}
@@ -121,17 +129,14 @@ def apply(op, *args, name=None):
 
 def _failure(op, inputs, error):
     """The error for a forward that numpy refused, in the op's words: numpy's TypeErrors are
-    about dtypes (``(x > 0) - (x > 0)``: booleans do not subtract), its other errors about
-    shapes, which the op explains (``explain_failure``); an op with no inputs (``eg.zeros``)
-    can only pass numpy's reason on."""
+    mostly about dtypes (``explain_type_failure``), its other errors about shapes, which the
+    op explains (``explain_failure``); an op with no inputs (``eg.zeros``) can only pass
+    numpy's reason on."""
     if not inputs:
         attrs = ", ".join(f"{k}={v!r}" for k, v in op.attributes().items())
         return ShapeError(f"{op.name}({attrs}) could not be computed: {error}.")
     if isinstance(error, TypeError):
-        dtypes = " and ".join(str(t.dtype) for t in inputs)
-        return TypeError(f"{op.name} cannot compute on {dtypes} inputs (numpy: {error}). Cast "
-                         "an input to a dtype that supports it first, e.g. "
-                         "eg.cast(mask, eg.float32).")
+        return TypeError(op.explain_type_failure(inputs, error))
     return ShapeError(op.explain_failure([t.shape for t in inputs]))
 
 

@@ -12,7 +12,7 @@ from .base import (Op, ShapedLike, apply, apply_shaped_like, as_tensor, as_tenso
                    broadcast_array, sum_to_shape)
 from .random import zeros_like
 from ..errors import ShapeError
-from ..tensor import Tensor, as_dtype, tensor
+from ..tensor import Tensor, _index_text, as_dtype, tensor
 
 
 class Reshape(Op):
@@ -238,8 +238,19 @@ class GetItem(Op):
         return (apply_shaped_like(ScatterAdd(self.index), x, grad),)
 
     def explain_failure(self, shapes):
+        where = f"x[{_index_text(self.index)}]"
+        if shapes[0] == ():
+            return (f"{where}: a 0-D tensor (a scalar, such as a loss) has no index; use "
+                    ".item() for its number (loss.item()), or the tensor itself.")
+        floats = _floats_in(self.index)
+        if floats is not None:
+            return f"{where}: {floats}"
         return (f"indexing a tensor of shape {shapes[0]} with {self.index!r} failed: indices "
                 "must be integers (or booleans) within each dimension's size.")
+
+    def explain_type_failure(self, inputs, error):
+        """numpy's TypeError here is about the index (a float slice bound), not x's dtype."""
+        return self.explain_failure([t.shape for t in inputs])
 
 
 class ScatterAdd(ShapedLike):
@@ -311,7 +322,8 @@ class Gather(Op):
         return apply_shaped_like(GatherGrad(self.axis), params, grad, indices), None
 
     def explain_failure(self, shapes):
-        size = shapes[0][self.axis] if len(shapes[0]) > self.axis >= -len(shapes[0]) else None
+        size = shapes[0][self.axis] if isinstance(self.axis, numbers.Integral) and \
+            len(shapes[0]) > self.axis >= -len(shapes[0]) else None
         within = f"in [0, {size})" if size is not None else "within the axis"
         return (f"gather along axis {self.axis} from params of shape {shapes[0]} with indices "
                 f"of shape {shapes[1]} failed: indices must be integers {within}, as in TF "
@@ -399,6 +411,21 @@ def _check_integer(op_name, indices):
     if dtype is not None and dtype.kind not in "iu":
         raise TypeError(f"{op_name}: indices must be integers, got {dtype}. "
                         "Cast them first, e.g. eg.cast(indices, eg.int64).")
+
+
+def _floats_in(index):
+    """What to do about the first float in ``index`` (a number, a slice bound, or float
+    indices), or None if it has none."""
+    for part in index if isinstance(index, tuple) else (index,):
+        for number in (part.start, part.stop, part.step) if isinstance(part, slice) else (part,):
+            if isinstance(number, (float, np.floating)):
+                example = "x[:int(len(x) * 0.8)]" if isinstance(part, slice) else "x[int(i)]"
+                return (f"{float(number)!r} is a float; indices and slice bounds must be "
+                        f"integers: int(...) or //, e.g. {example}.")
+            if getattr(getattr(number, "dtype", None), "kind", None) == "f":
+                return (f"the indices are {number.dtype} values; they must be integers (or "
+                        "booleans): idx.long().")
+    return None
 
 
 def _is_basic(index):
@@ -553,9 +580,20 @@ def gather(params, indices, axis=0, name=None):
     """``tf.gather``: rows of ``params`` at ``indices``; backward scatter-adds into those rows."""
     params = as_tensor(params)
     if not isinstance(indices, Tensor):     # [0, 2]: integers of their own, not params' floats
+        if isinstance(axis, Tensor):        # (torch.gather's order: input, dim, index)
+            raise TypeError(_torch_gather_message(params, indices, axis))
         indices = tensor(indices, device=params.device)
     _check_integer("gather", indices)
     return apply(Gather(axis), params, indices, name=name)
+
+
+def _torch_gather_message(params, dim, index):
+    n = params.shape[0] if params.shape else "n"
+    return (f"gather(x, {dim!r}, <indices of shape {tuple(index.shape)}>): eg.gather is "
+            "tf.gather(params, indices, axis), with an int axis; it picks whole rows (or "
+            "slices along axis). torch.gather(input, dim, index)'s pick of one entry per row "
+            f"is indexing here: x[eg.arange({n}), index.view(-1)] (then .unsqueeze(1) for "
+            f"shape ({n}, 1)).")
 
 
 def one_hot(indices, depth, dtype="float32", name=None):
