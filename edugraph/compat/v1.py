@@ -10,7 +10,14 @@ Every name of ``edugraph`` is here (``tf.placeholder``, ``tf.Session``, ``tf.tra
 ``tf.summary.FileWriter``, ``tf.nn.dropout``...), plus ``disable_v2_behavior`` and
 ``enable_v2_behavior``. With the v2 behaviour disabled, ops build into the default graph,
 and ``tf.nn.dropout(h, keep_prob)`` reads its second argument as TF1's keep_prob.
+
+``tf.nn`` is ``eg.nn`` but for TF1's three cross-entropy functions, which take named arguments
+only, as TF1's do: old tutorials call them with (logits, labels), the order before TF 1.0,
+and read positionally that would silently compute the loss of the swapped arguments.
 """
+import functools
+import types
+
 import edugraph as _edugraph
 from edugraph.graph import disable_eager_execution, enable_eager_execution
 
@@ -24,6 +31,34 @@ def disable_v2_behavior():
 def enable_v2_behavior():
     """TF2's behaviour again: eager execution."""
     enable_eager_execution()
+
+
+def _named_arguments_only(function):
+    """TF1's ``function``: refuses positional arguments (TF1 has a ``_sentinel`` first)."""
+    name = function.__name__
+
+    @functools.wraps(function)
+    def named_only(*args, **kwargs):
+        if args:
+            raise ValueError(
+                f"Only call `{name}` with named arguments (labels=..., logits=..., ...), as "
+                f"TF1 requires: tf.nn.{name}(labels=y, logits=logits). Old tutorials pass "
+                "(logits, labels) by position, and read in today's order that would swap "
+                "them.")
+        return function(**kwargs)
+    return named_only
+
+
+nn = types.ModuleType(f"{__name__}.nn", "``tf.nn`` of TF1: ``eg.nn``, its cross-entropy "
+                      "functions taking named arguments only.")
+nn.softmax_cross_entropy_with_logits = _named_arguments_only(
+    _edugraph.nn.softmax_cross_entropy_with_logits)
+nn.sparse_softmax_cross_entropy_with_logits = _named_arguments_only(
+    _edugraph.nn.sparse_softmax_cross_entropy_with_logits)
+nn.sigmoid_cross_entropy_with_logits = _named_arguments_only(
+    _edugraph.nn.sigmoid_cross_entropy_with_logits)
+nn.__getattr__ = lambda name: getattr(_edugraph.nn, name)
+nn.__dir__ = lambda: sorted(set(vars(nn)) | set(dir(_edugraph.nn)))
 
 
 def __getattr__(name):

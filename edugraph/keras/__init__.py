@@ -5,12 +5,13 @@
                   optimizer=eg.keras.optimizers.Adam(), metrics=["accuracy"])
 
 Everything here is edugraph's own (``eg.layers``, ``eg.losses``, ``eg.Sequential``...), under
-Keras's module names; ``eg.keras.optimizers`` holds Keras's optimizer names and defaults.
+Keras's module names; ``eg.keras.optimizers`` holds Keras's optimizer names and defaults, and
+``eg.keras.losses`` Keras's ``mean_squared_error`` (per example, where TF1's is the mean).
 """
 import sys
 
-from . import backend, utils
-from .. import initializers, layers, losses, models
+from . import backend, losses, utils
+from .. import initializers, layers, models
 from ..models import Input, Model, Sequential, callbacks, metrics, optimizers
 
 __all__ = ["Sequential", "Model", "Input", "layers", "losses", "optimizers", "callbacks",

@@ -83,11 +83,25 @@ def _class_ids(labels, predictions, where):
                          "they need shape (..., num_classes), one score per class (a "
                          "placeholder's: e.g. shape=(None, 10)).")
     if not _compatible(labels.shape, shape[:-1]):
-        raise ShapeError(f"{where}: labels of shape {labels.shape} should hold one class id per "
-                         f"row of predictions {shape}, i.e. have shape {shape[:-1]}. (One-hot "
-                         "labels? Use the softmax_cross_entropy or categorical_crossentropy "
-                         "loss.)")
+        raise ShapeError(_class_ids_shape_problem(labels.shape, shape, where))
     return _check_class_ids(labels, shape[-1], where), shape[-1]
+
+
+def _class_ids_shape_problem(labels, predictions, where):
+    """Why class ids of shape ``labels`` do not fit ``predictions`` (an error message): the
+    arguments swapped, a Dense layer on images without Flatten, or one-hot labels."""
+    if rank_known(labels) and len(labels) > len(predictions):
+        return (f"{where}: the labels have shape {labels} and the predictions {predictions}: "
+                "the arguments look swapped. The labels come first: loss(y_true, y_pred) "
+                "(in tf.nn, labels=..., logits=...).")
+    if rank_known(labels) and len(labels) < len(predictions) - 1:
+        return (f"{where}: the labels of shape {labels} hold one class id per example, but "
+                f"the predictions of shape {predictions} have extra axes between the batch "
+                "and the classes. A Dense layer on images computes on the last axis only: add "
+                "Flatten() before it, so that each example gets one row of scores.")
+    return (f"{where}: labels of shape {labels} should hold one class id per row of "
+            f"predictions {predictions}, i.e. have shape {predictions[:-1]}. (One-hot labels? "
+            "Use the softmax_cross_entropy or categorical_crossentropy loss.)")
 
 
 def _check_class_ids(labels, num_classes, where):
@@ -176,9 +190,18 @@ def _compatible(a, b):
 def _check_same_shape(labels, predictions, where):
     if not _compatible(labels.shape, predictions.shape):
         raise ShapeError(f"{where}: labels have shape {labels.shape} but predictions have "
-                         f"shape {predictions.shape}; they must match" +
-                         (" (for class ids use the sparse_ version)." if "entropy" in where
-                          else "."))
+                         f"shape {predictions.shape}; they must match{_shape_hint(where)}")
+
+
+def _shape_hint(where):
+    """The end of ``_check_same_shape``'s message: what to do, for the loss ``where``."""
+    if where == "binary_crossentropy":
+        return (". Binary cross-entropy wants one output per example: end the model with "
+                "Dense(1, activation='sigmoid'); or, for 2 softmax outputs and class ids, use "
+                "loss='sparse_categorical_crossentropy'.")
+    if "softmax" in where or "categorical" in where:
+        return " (for class ids use the sparse_ version)."
+    return "."
 
 
 # ----------------------------------------------------------------------------- per example (tf.nn)
@@ -283,6 +306,7 @@ def categorical_crossentropy(y_true, y_pred, from_logits=False):
     y_true, y_pred = _labels_and_predictions(y_true, y_pred)
     _check_same_shape(y_true, y_pred, "categorical_crossentropy")
     _warn_if_logits(y_pred, "categorical_crossentropy", "CategoricalCrossentropy", "softmax")
+    y_pred = y_pred / reduce_sum(y_pred, -1, keepdims=True)     # Keras: they sum to 1 now
     return -reduce_sum(y_true * log(clip(y_pred, EPSILON, 1 - EPSILON)), -1)
 
 
@@ -297,8 +321,10 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False):
     y_true, num_classes = _class_ids(y_true, y_pred, "sparse_categorical_crossentropy")
     _warn_if_logits(y_pred, "sparse_categorical_crossentropy", "SparseCategoricalCrossentropy",
                     "softmax")
-    picked = reduce_sum(one_hot(y_true, num_classes, y_pred.dtype) * y_pred, -1)
-    return -log(clip(picked, EPSILON, 1 - EPSILON))
+    # Keras's: log-softmax of the clipped probabilities' logs, i.e. −log(p_y / Σ_k p_k) with
+    # clipped p: probabilities that do not sum to 1 are renormalised
+    log_probs = log_softmax(log(clip(y_pred, EPSILON, 1 - EPSILON)))
+    return -reduce_sum(one_hot(y_true, num_classes, y_pred.dtype) * log_probs, -1)
 
 
 def binary_crossentropy(y_true, y_pred, from_logits=False):

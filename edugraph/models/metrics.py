@@ -14,7 +14,7 @@ import re
 import numpy as np
 
 from ..context import no_grad
-from ..losses import match_label_rank
+from ..losses import _as_predictions, match_label_rank
 from ..ops.base import as_tensor
 from ..ops.math import abs, cast, divide_no_nan, equal, greater, square
 from ..ops.random import ones_like
@@ -53,11 +53,16 @@ def accuracy(y_true, y_pred):
 
 
 def mean_squared_error(y_true, y_pred):
+    """Per example: the mean over the last axis of the squared errors (also Keras's loss
+    function ``eg.keras.losses.mean_squared_error``, as in Keras)."""
+    y_pred = _as_predictions(y_pred, y_true)
     y_true = match_label_rank(y_true, y_pred, "mean_squared_error")
     return reduce_mean(square(cast(y_true, y_pred.dtype) - y_pred), -1)
 
 
 def mean_absolute_error(y_true, y_pred):
+    """Per example: the mean over the last axis of the absolute errors."""
+    y_pred = _as_predictions(y_pred, y_true)
     y_true = match_label_rank(y_true, y_pred, "mean_absolute_error")
     return reduce_mean(abs(cast(y_true, y_pred.dtype) - y_pred), -1)
 
