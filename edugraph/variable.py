@@ -7,6 +7,7 @@ variable instead, whose value lives in each Session (see ``edugraph.graph``). Wh
 and ``assign`` builds an assign node that runs with each call (``edugraph/graph/function.py``).
 """
 import itertools
+import numbers
 
 import numpy as np
 
@@ -47,25 +48,28 @@ class Variable(Tensor):
         accepted, so the same line runs in a graph, where ``name`` names the assign node."""
         if _in_graph(value):
             return _graph_assign(self, value, "assign")
-        self._value[...] = self._array(value)
+        self._value[...] = self._array(value, "assign")
         note_in_place_change(self)
         return self
 
     def assign_add(self, delta, use_locking=False, name=None, read_value=True):
         if _in_graph(delta):
             return _graph_assign(self, delta, "add")
-        self._value += self._array(delta)
+        self._value += self._array(delta, "add")
         note_in_place_change(self)
         return self
 
     def assign_sub(self, delta, use_locking=False, name=None, read_value=True):
         if _in_graph(delta):
             return _graph_assign(self, delta, "sub")
-        self._value -= self._array(delta)
+        self._value -= self._array(delta, "sub")
         note_in_place_change(self)
         return self
 
-    def _array(self, value):
+    def _array(self, value, mode):
+        """``value`` as an array to write into this variable by ``mode`` ("assign", "add",
+        "sub"): on its device, of its dtype and, as in TF, of its shape."""
+        number = value if isinstance(value, numbers.Number) else None
         if isinstance(value, Tensor):
             if value.device is not self.device:
                 raise ValueError(f"Cannot assign a value on {value.device.name} to variable "
@@ -82,9 +86,9 @@ class Variable(Tensor):
                                 f"of dtype {self.dtype}: they would be truncated. Round or "
                                 "cast them first if that is what you want.")
             value = self.device.put(value.astype(self.dtype, copy=False))
-        if tuple(value.shape) not in (self.shape, ()):
-            raise ValueError(f"Cannot assign a value of shape {tuple(value.shape)} to variable "
-                             f"'{self.name}' of shape {self.shape}.")
+        if tuple(value.shape) != self.shape:
+            raise ValueError(shape_mismatch(self.name, self.shape, tuple(value.shape), mode,
+                                            number))
         return value
 
     def value(self):
@@ -110,6 +114,26 @@ class Variable(Tensor):
     def __repr__(self):
         return f"<eg.Variable '{self.name}' shape={self.shape} dtype={self.dtype}, " \
                f"numpy={self.numpy()!r}>"
+
+
+def shape_mismatch(name, shape, value_shape, mode, number=None):
+    """Why a value of ``value_shape`` cannot be written into the variable ``name`` of ``shape``
+    by ``mode`` ("assign", "add", "sub"; ``number``: the value, when it is one): as in TF, the
+    shapes must be equal, with no broadcasting, not even of a single number."""
+    verb = {"assign": "assign", "add": "add", "sub": "subtract"}[mode]
+    sign = "+" if mode == "add" else "-"
+    message = (f"Cannot {verb} a value of shape {value_shape} {'from' if mode == 'sub' else 'to'}"
+               f" variable '{name}' of shape {shape}: the shapes must match.")
+    c = "c" if number is None else repr(np.asarray(number).item())
+    if tuple(value_shape) == () and mode == "assign":
+        return f"{message} To fill it with one number: w.assign(eg.fill(w.shape, {c})), or " \
+               f"w.assign(eg.ones_like(w) * {c})."
+    if tuple(value_shape) == ():
+        return f"{message} To {verb} one number everywhere: w.assign_{mode}(eg.fill(w.shape, " \
+               f"{c})), or w.assign(w {sign} {c})."
+    if mode != "assign":
+        return f"{message} To broadcast it, assign the result: w.assign(w {sign} delta)."
+    return message
 
 
 def _in_graph(value):

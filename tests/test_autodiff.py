@@ -606,7 +606,7 @@ def test_assign_takes_tf_arguments_and_function_spelling_eagerly(device):
     w = eg.Variable(on(device, [1.0, 2.0]))
     assert w.assign(w - 0.5, name="update_w") is w
     eg.assign_add(w, on(device, [1.0, 1.0]), name="step")
-    eg.assign_sub(w, 0.25)
+    eg.assign_sub(w, on(device, [0.25, 0.25]))      # (a number: refused, as in TF)
     eg.assign(w, eg.reduce_sum(w) * on(device, [1.0, 0.5]))
     np.testing.assert_allclose(w.numpy(), [3.5, 1.75])
 

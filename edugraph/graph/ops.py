@@ -6,8 +6,10 @@ is read when the graph runs. Each gives the Session a ``session_step(session, no
 function to call for that node in that session.
 """
 from ..context import note_in_place_change
-from ..errors import FailedPreconditionError
+from ..errors import FailedPreconditionError, InvalidArgumentError
 from ..ops.base import Op
+from ..variable import shape_mismatch
+from .shapes import TensorShape
 
 
 class ReadVariable(Op):
@@ -25,37 +27,58 @@ class ReadVariable(Op):
             try:
                 return values[var]
             except KeyError:
-                raise FailedPreconditionError(
-                    f"Attempting to use uninitialized value {var.op.name}\n\t [[node "
-                    f"{var.op.name}]] Run its initializer first: "
-                    "sess.run(eg.global_variables_initializer()).", node) from None
+                raise uninitialized(var, node, "Run its initializer first: "
+                                    "sess.run(eg.global_variables_initializer()).") from None
         return read
 
 
+def uninitialized(var, node, what_to_do):
+    """TF1's error for a read of graph variable ``var`` (at ``node``) before it has a value."""
+    return FailedPreconditionError(f"Attempting to use uninitialized value {var.op.name}\n\t "
+                                   f"[[node {var.op.name}]] {what_to_do}", node)
+
+
 class Assign(Op):
-    """Write a new value into a variable (``assign``, ``assign_add``, ``assign_sub``)."""
+    """Write a new value into a variable (``assign``, ``assign_add``, ``assign_sub``).
+
+    As TF's ``validate_shape``, the value must have the variable's shape, checked when it runs
+    (a placeholder's shape may be unknown until then): no broadcasting, and no new shape for
+    the variable. Only the graph passes write ``w.assign(w - d)`` as ``w.assign_sub(d)``, with
+    a ``d`` that broadcasts (``validate_shape=False``: they checked ``w - d``'s shape)."""
 
     name, differentiable, stateful = "assign", False, True
 
-    def __init__(self, variable, mode):
-        self._variable, self.mode = variable, mode
+    def __init__(self, variable, mode, validate_shape=True):
+        self._variable, self.mode, self.validate_shape = variable, mode, validate_shape
         self.type_name = {"assign": "Assign", "add": "AssignAdd", "sub": "AssignSub"}[mode]
 
     def session_step(self, session, node):
         values, var, mode = session._variables, self._variable, self.mode
         read = ReadVariable(var).session_step(session, node)
+        shape = TensorShape(var.shape)              # (a graph variable's may be partly unknown)
+
+        def refuse(value):
+            name = var.name if var.graph is None else var.op.name
+            return InvalidArgumentError(f"{shape_mismatch(name, shape, value.shape, mode)}\n"
+                                        f"\t [[node {node.name}]]", node)
 
         def assign(value):
             if mode == "assign":
                 stored = values.get(var)
                 if stored is None or stored.shape != value.shape:
+                    if self.validate_shape and not shape.is_compatible_with(value.shape):
+                        raise refuse(value)
                     values[var] = value.copy()      # the variable owns its value
                 else:
                     stored[...] = value             # in place: earlier fetches of var see it
-            elif mode == "add":
-                read()[...] += value
             else:
-                read()[...] -= value
+                stored = read()
+                if self.validate_shape and stored.shape != value.shape:
+                    raise refuse(value)
+                if mode == "add":
+                    stored[...] += value
+                else:
+                    stored[...] -= value
             if var.graph is None:                   # an eager Variable's own storage
                 note_in_place_change(var)
             return values[var]

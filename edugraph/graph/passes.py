@@ -359,7 +359,7 @@ def update_in_place(graph, outputs):
             return None
         mode, delta, _ = rewritten[op]
         out = op.outputs[0]
-        result = new.add_operation(Assign(op.eg_op._variable, mode),
+        result = new.add_operation(Assign(op.eg_op._variable, mode, validate_shape=False),
                                    (inputs[0], mapping[delta]), out.shape, out.dtype, op.name,
                                    [mapping[c] for c in op.control_inputs if c in mapping])
         result.op._device, result.op.device = op._device, op.device
@@ -502,4 +502,4 @@ def _copying(eg_op):
         return _CopyingReadVariable(eg_op._variable)
     if isinstance(eg_op, Capture):
         return _CopyingRead(eg_op._tensor)
-    return _CopyingAssign(eg_op._variable, eg_op.mode)
+    return _CopyingAssign(eg_op._variable, eg_op.mode, eg_op.validate_shape)

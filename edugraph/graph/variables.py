@@ -5,6 +5,8 @@ initializer ``w/Assign``. Each Session keeps its own value for ``w``; until the 
 run there, reading ``w`` fails (TF1: ``FailedPreconditionError: Attempting to use uninitialized
 value w``). ``w.assign(...)`` only *builds* an assign node: it changes nothing until it is run.
 """
+import numbers
+
 from .. import variable as _variable
 from ..tensor import Tensor
 from .core import SymbolicTensor, get_default_graph, group, constant
@@ -58,16 +60,15 @@ class GraphVariable(SymbolicTensor, _variable.Variable):
             graph.add_to_collection(TRAINABLE_VARIABLES, self)
 
     def _assign_node(self, value, mode, name):
+        number = value if isinstance(value, numbers.Number) else None
         if not isinstance(value, Tensor) or value.graph is None:
             value = constant(value, dtype=self.dtype)
         if value.dtype != self.dtype:
             raise TypeError(f"{mode} to variable '{self.op.name}' ({self.dtype}) needs a "
                             f"{self.dtype} value, not {value.dtype}; cast it with eg.cast.")
-        if value.shape.rank_known and not self.shape.is_compatible_with(value.shape) and \
-                not (mode != "assign" and value.shape == ()):
-            raise ValueError(f"Shapes {self.shape} and {value.shape} are incompatible: cannot "
-                             f"{mode} a value of shape {value.shape} to variable "
-                             f"'{self.op.name}'.")
+        if value.shape.rank_known and not self.shape.is_compatible_with(value.shape):
+            raise ValueError(_variable.shape_mismatch(self.op.name, self.shape, value.shape,
+                                                      mode, number))
         out = self.graph.add_operation(Assign(self, mode), (self, value), self.shape,
                                        self.dtype, name)
         out.op._exec_inputs = (value,)          # runs without reading the old value first
@@ -149,9 +150,27 @@ def trainable_variables(scope=None):
 def variables_initializer(var_list, name="init"):
     """One op that runs the initializers of ``var_list``. (Marked as such, so that a Session
     can say why a variable made after it is still uninitialised.)"""
+    if isinstance(var_list, Tensor):            # iterating over W would give its rows
+        raise TypeError(f"variables_initializer takes a list of Variables, e.g. "
+                        f"eg.variables_initializer([W]), not {_what(var_list)} alone.")
+    var_list = list(var_list)
+    for item in var_list:
+        if not isinstance(item, GraphVariable):
+            raise TypeError(f"variables_initializer takes a list of Variables, e.g. "
+                            f"eg.variables_initializer([W]), but got {_what(item)} in it: only "
+                            "Variables have initializers.")
     init = group(*[v.initializer for v in var_list], name=name)
     init.initializes_variables = True
     return init
+
+
+def _what(item):
+    """``item`` in words, for a message."""
+    if isinstance(item, GraphVariable):
+        return f"the Variable '{item.op.name}'"
+    if isinstance(item, Tensor):
+        return f"the tensor '{item.name}' (computed, not a Variable)"
+    return f"a {type(item).__name__}, {item!r}"
 
 
 def global_variables_initializer():
