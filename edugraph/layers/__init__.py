@@ -3,7 +3,10 @@
 
 Every layer is edugraph's one layer class (``Layer`` here, as Keras calls it; ``eg.nn.Module``
 is the same class in PyTorch's training mode); PyTorch-style names in ``eg.nn`` (``Dropout``,
-``Flatten``...) are thin subclasses of these classes, not copies.
+``Flatten``...) are thin subclasses of these classes, not copies. The layers with weights
+(``Dense``, ``Conv2D``...) derive from ``KerasLayer`` (``base.py``), which adds three habits of
+Keras's: float64 data cast to the layer's dtype, one example without its batch axis refused,
+and ``input_shape=(4)`` refused.
 """
 from . import activations
 from .conv import AveragePooling2D, Conv2D, GlobalAveragePooling2D, MaxPooling2D

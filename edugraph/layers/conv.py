@@ -1,5 +1,6 @@
 """Convolution and pooling layers on NHWC images (batch, height, width, channels), as in Keras."""
 from . import activations
+from .base import KerasLayer
 from ..nn.module import Module, fan_in_shape
 from ..ops.conv import _pair, avg_pool2d, check_image_shape, conv2d, conv_output_size
 from ..ops.conv import max_pool2d, padding_argument
@@ -13,7 +14,7 @@ def windows_grid(input_shape, kernel_size, strides, padding):
         input_shape[1:3], kernel_size, strides, paddings))
 
 
-class Conv2D(Module):
+class Conv2D(KerasLayer):
     r"""2-D convolution: ``filters`` kernels of size ``kernel_size`` slide over the image;
     kernel shape (KH, KW, C_in, filters). Computed as im2col + one matmul (see ops/conv.py)."""
 

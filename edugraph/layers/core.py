@@ -1,5 +1,6 @@
 """The everyday layers: Dense, Activation, Flatten, Reshape, Dropout; Add and Concatenate merge."""
 from . import activations
+from .base import KerasLayer
 from ..nn.module import Module, fan_in_shape
 from ..ops.activation import dropout
 from ..ops.linalg import matmul
@@ -8,11 +9,13 @@ from ..ops.shape import concat, flatten, flattened_shape, reshape
 from ..errors import ShapeError
 
 
-class Dense(Module):
+class Dense(KerasLayer):
     r"""A fully connected layer: $y = \mathrm{activation}(x W + b)$, W of shape (inputs, units).
 
     >>> layer = eg.layers.Dense(10, activation="relu")     # input size found on first call
     """
+
+    min_ndim = 2            # a batch of examples (N, features); one example alone is refused
 
     def __init__(self, units, activation=None, use_bias=True,
                  kernel_initializer="glorot_uniform", bias_initializer="zeros",

@@ -6,9 +6,10 @@ BatchNormalization takes $\mu, \sigma^2$ over the batch (per channel) while trai
 running averages for inference; LayerNormalization takes them over each example's features, so
 it behaves the same in training and inference.
 """
+from .base import KerasLayer
 from ..context import no_grad
 from ..graph.variables import UPDATE_OPS
-from ..nn.module import Module, fan_in_shape
+from ..nn.module import fan_in_shape
 from ..ops.math import cast, sqrt, where
 from ..ops.reduce import moments
 from ..ops.shape import identity, reshape
@@ -27,7 +28,7 @@ def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name
     return y if name is None else identity(y, name=name)
 
 
-class BatchNormalization(Module):
+class BatchNormalization(KerasLayer):
     r"""Batch norm (Keras defaults: momentum 0.99, epsilon 1e-3; channels on the last axis).
 
     While training: batch mean and (biased) variance per channel, and
@@ -105,7 +106,7 @@ class BatchNormalization(Module):
         return f"momentum={self.momentum}, epsilon={self.epsilon}"
 
 
-class LayerNormalization(Module):
+class LayerNormalization(KerasLayer):
     """Layer norm over the last axis (Keras epsilon 1e-3; PyTorch's LayerNorm uses 1e-5)."""
 
     def __init__(self, axis=-1, epsilon=1e-3, center=True, scale=True,

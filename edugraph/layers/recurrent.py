@@ -32,6 +32,7 @@ steps when the graph is built.
 import numpy as np
 
 from . import activations
+from .base import KerasLayer
 from .. import initializers
 from ..nn.module import KerasTensor, Module, _flat, fan_in_shape
 from ..ops.linalg import matmul
@@ -40,7 +41,7 @@ from ..ops.random import ones_like, zeros, zeros_like
 from ..ops.shape import stack
 
 
-class RecurrentCell(Module):
+class RecurrentCell(KerasLayer):
     """What the cells share: a ``kernel`` (inputs, blocks·units) for the input, a
     ``recurrent_kernel`` (units, blocks·units, orthogonal at first) for the previous state and
     a ``bias``, each holding one block of ``units`` columns per gate."""
@@ -195,7 +196,7 @@ class GRUCell(RecurrentCell):
         return h, [h]
 
 
-class RNN(Module):
+class RNN(KerasLayer):
     """``tf.keras.layers.RNN(cell)``: the cell run over the time axis of inputs (batch, time,
     features), from zero states or ``initial_state``.
 
@@ -220,6 +221,10 @@ class RNN(Module):
     @property
     def units(self):
         return self.cell.units
+
+    @property
+    def compute_dtype(self):
+        return self.cell.dtype          # the states start in the inputs' dtype: the cell's
 
     def _state_sizes(self):
         size = self.cell.state_size

@@ -25,6 +25,7 @@ from ..context import no_grad
 from ..data import INFINITE_CARDINALITY
 from ..devices import current_device
 from ..distribute.strategy import current_strategy
+from ..errors import ShapeError
 from ..nest import map_structure
 from ..nn.module import KerasTensor, Module, _flat, _is_numbers, weights_file
 from ..ops import random as _random
@@ -133,13 +134,13 @@ class Model(Module):
     def learning_rate(self, value):
         self.optimizer.learning_rate = value
 
-    def _total_loss(self, y_true, y_pred):
+    def _total_loss(self, y_true, y_pred, where):
         if self._loss_fns is None:
             raise ValueError(f"Model '{self.name}' has no loss: call compile(loss=...) first.")
         if y_true is None:
             raise ValueError(f"Model '{self.name}': the labels y are missing, so there is no "
-                             "loss to compute; pass them: model.fit(x, y) (or a Dataset of "
-                             "(x, y) pairs).")
+                             f"loss to compute; pass them: model.{where}(x, y) (or a Dataset "
+                             "of (x, y) pairs).")
         outputs, targets = list(_flat([y_pred])), list(_flat([y_true]))
         if len(outputs) != len(targets):
             raise ValueError(f"Model '{self.name}' has {len(outputs)} outputs but got "
@@ -177,7 +178,7 @@ class Model(Module):
         strategy runs it on each replica and combines the gradients before applying them."""
         y_pred = self(x, training=True)
         variables = self.trainable_variables        # after the call: it may build the model
-        loss = self._total_loss(y, y_pred)
+        loss = self._total_loss(y, y_pred, "fit")
         for term in self.losses:
             loss = loss + term
         grads = autodiff.grad(loss, variables, allow_unused=True)
@@ -190,7 +191,7 @@ class Model(Module):
     def test_step(self, x, y):
         with no_grad():
             y_pred = self(x, training=False)
-            loss = self._total_loss(y, y_pred)
+            loss = self._total_loss(y, y_pred, "evaluate")
             for term in self.losses:
                 loss = loss + term
             return {"loss": loss.item(), **self._metric_values(y, y_pred)}
@@ -202,7 +203,8 @@ class Model(Module):
         if self.optimizer is None:
             raise ValueError(f"Model '{self.name}' must be compiled before fit: "
                              "model.compile(optimizer='adam', loss=...).")
-        x, y = _numbers_as_array(x), _numbers_as_array(y)
+        x, y = _numbers_as_array(x, "x (the inputs)"), _numbers_as_array(y, "y (the labels)")
+        self._check_batch_axis(x, "fit")
         if validation_split and validation_data is None:
             x, y, validation_data = _split(x, y, validation_split)
         batches = _Batches(x, y, batch_size, shuffle, self.dtype)
@@ -252,6 +254,8 @@ class Model(Module):
 
     def evaluate(self, x=None, y=None, batch_size=32, verbose=0, return_dict=False):
         """The loss (and metrics) over the whole data, in inference mode."""
+        x = _numbers_as_array(x, "x (the inputs)")
+        self._check_batch_axis(x, "evaluate")
         totals, seen = {}, 0
         for xb, yb in _Batches(x, y, batch_size, False, self.dtype):
             n = _batch_size(xb)
@@ -268,6 +272,8 @@ class Model(Module):
 
     def predict(self, x, batch_size=32, verbose=0):
         """The model's outputs for ``x`` as numpy arrays (inference mode, batch by batch)."""
+        x = _numbers_as_array(x, "x (the inputs)")
+        self._check_batch_axis(x, "predict")
         parts = []
         with no_grad():
             for xb, _ in _Batches(x, None, batch_size, False, self.dtype):
@@ -277,6 +283,21 @@ class Model(Module):
         if isinstance(parts[0], (list, tuple)):
             return [np.concatenate(p) for p in zip(*parts)]
         return np.concatenate(parts)
+
+    def _check_batch_axis(self, x, where):
+        """``x`` shaped as one example of the model's input (``np.ones(4)`` for
+        ``Input((4,))``) is refused: sliced into batches, it would reach the first layer as
+        batches of single numbers. Once per call of fit/evaluate/predict."""
+        expected = self.batch_input_shape or getattr(getattr(self, "inputs", None), "shape",
+                                                     None)
+        shape = getattr(x, "shape", None)
+        if expected is None or shape is None or tuple(shape) != tuple(expected[1:]):
+            return
+        sizes = ", ".join(str(n) for n in shape)
+        raise ShapeError(f"{where}: x has shape {tuple(shape)}, one example without the batch "
+                         f"axis; model '{self.name}' takes a batch of examples, shape (N, "
+                         f"{sizes}). Use x[None]" +
+                         (" (or x.reshape(1, -1))." if len(shape) == 1 else "."))
 
     # ------------------------------------------------------------------ saving
     def save_weights(self, path):
@@ -327,11 +348,20 @@ def _xy(data):
     return data, None
 
 
-def _numbers_as_array(data):
+def _numbers_as_array(data, what):
     """Keras reads a (nested) list of numbers as one array: ``fit([[1., 2.], [3., 4.]], [0, 1])``
     has two examples, not two inputs. A list of arrays or tensors stays a list of inputs (a
-    model with several)."""
-    return np.asarray(data) if _is_numbers(data) else data
+    model with several). ``what`` names the data in the error for rows of unequal lengths."""
+    if not _is_numbers(data):
+        return data
+    try:
+        return np.asarray(data)
+    except ValueError:
+        lengths = sorted({len(row) for row in data if isinstance(row, (list, tuple))})
+        sizes = f" ({' and '.join(map(str, lengths))} values)" if len(lengths) > 1 else ""
+        raise ValueError(f"{what}: the rows of this nested list differ in length{sizes}, so "
+                         "they make no array. Every example needs the same number of values: "
+                         "pad the shorter rows (e.g. with zeros), or leave them out.") from None
 
 
 def _split(x, y, fraction):
@@ -369,6 +399,8 @@ def _is_dataset(x):
 
 def _check_not_text(data, what):
     """A model computes on numbers: text (words, class names) must become numbers first."""
+    if isinstance(data, (list, tuple)) and any(isinstance(item, str) for item in data):
+        data = np.asarray(data)         # a list of class names: refused as an array of them
     for part in _flat([data]) if data is not None else ():
         dtype = getattr(part, "dtype", None)
         if dtype is not None and np.dtype(dtype).kind in "US":
@@ -379,6 +411,17 @@ def _check_not_text(data, what):
                 "into class ids (names, ids = np.unique(y, return_inverse=True)), words into "
                 "word ids (a vocabulary), numbers written as text with "
                 "np.asarray(x, dtype=np.float32).")
+
+
+def _check_one_per_example(x, y):
+    """x and y as arrays of examples (their first axis counts them), not single numbers."""
+    if any(np.ndim(part) == 0 for part in _flat([x])):
+        raise ValueError("x (the inputs) is a single number (shape ()), not examples: give an "
+                         "array whose first axis counts the examples, e.g. shape (N, features).")
+    if y is not None and any(np.ndim(part) == 0 for part in _flat([y])):
+        n = len(next(_flat([x])))
+        raise ValueError(f"y (the labels) has shape (), a single number, but there must be one "
+                         f"label per example: shape ({n},) for the {n} examples of x.")
 
 
 def _to_device(value, float_dtype):
@@ -413,9 +456,10 @@ class _Batches:
         if not isinstance(batch_size, numbers.Integral) or batch_size < 1:
             raise ValueError(f"batch_size must be a whole number of examples, 1 or more "
                              f"(e.g. 32), got {batch_size!r}.")
-        x, y = _numbers_as_array(x), _numbers_as_array(y)
+        x, y = _numbers_as_array(x, "x (the inputs)"), _numbers_as_array(y, "y (the labels)")
         _check_not_text(x, "x (the inputs)")
         _check_not_text(y, "y (the labels)")
+        _check_one_per_example(x, y)
         self.x, self.y, self.batch_size, self.shuffle = x, y, batch_size, shuffle
         self.n = len(next(_flat([x])))
         for a in _flat([x, y] if y is not None else [x]):

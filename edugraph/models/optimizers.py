@@ -4,12 +4,33 @@ starts at 0 (TF1's at 1), and Adagrad adds its epsilon to the root (TF1's has no
 
 Each takes Keras's gradient clipping too: ``clipnorm`` (each gradient to that norm,
 ``eg.clip_by_norm``), ``global_clipnorm`` (all of them together, ``eg.clip_by_global_norm``) or
-``clipvalue`` (each entry), applied inside ``apply_gradients``, so also in ``fit``."""
+``clipvalue`` (each entry), applied inside ``apply_gradients``, so also in ``fit``.
+
+As Keras's, they warn when ``apply_gradients`` gets no gradient (None) for a variable, and
+refuse ``lr=``, the learning rate's name before TF 2.11."""
+import functools
+
 from .. import train
 
 __all__ = ["SGD", "Adam", "RMSprop", "Adagrad", "Adadelta", "Ftrl", "get"]
 
 
+def _keras(make):
+    """A Keras optimizer made by ``make``: it refuses the old ``lr=`` and warns about
+    variables without gradients (``warns_missing_gradients``)."""
+    @functools.wraps(make)
+    def keras_optimizer(*args, **kwargs):
+        if "lr" in kwargs:
+            raise ValueError(f"{make.__name__}(lr=...): `lr` is the old name of the learning "
+                             "rate, which Keras refuses since TF 2.11; write "
+                             f"learning_rate={kwargs['lr']!r}.")
+        optimizer = make(*args, **kwargs)
+        optimizer.warns_missing_gradients = True
+        return optimizer
+    return keras_optimizer
+
+
+@_keras
 def SGD(learning_rate=0.01, momentum=0.0, nesterov=False, name="SGD", clipnorm=None,
         clipvalue=None, global_clipnorm=None):
     """Plain gradient descent, or with ``momentum`` (``nesterov=True``: Nesterov's)."""
@@ -20,6 +41,7 @@ def SGD(learning_rate=0.01, momentum=0.0, nesterov=False, name="SGD", clipnorm=N
     return _clipping(rule, clipnorm, clipvalue, global_clipnorm)
 
 
+@_keras
 def Adam(learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, name="Adam",
          clipnorm=None, clipvalue=None, global_clipnorm=None):
     rule = train.AdamOptimizer(learning_rate, beta1=beta_1, beta2=beta_2, epsilon=epsilon,
@@ -27,6 +49,7 @@ def Adam(learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, name="Adam
     return _clipping(rule, clipnorm, clipvalue, global_clipnorm)
 
 
+@_keras
 def RMSprop(learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7, name="RMSprop",
             clipnorm=None, clipvalue=None, global_clipnorm=None):
     rule = train.RMSPropOptimizer(learning_rate, decay=rho, momentum=momentum,
@@ -34,6 +57,7 @@ def RMSprop(learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7, name="RMSp
     return _clipping(rule, clipnorm, clipvalue, global_clipnorm)
 
 
+@_keras
 def Adagrad(learning_rate=0.001, initial_accumulator_value=0.1, epsilon=1e-7, name="Adagrad",
             clipnorm=None, clipvalue=None, global_clipnorm=None):
     rule = train.AdagradOptimizer(learning_rate, initial_accumulator_value, name=name,
@@ -41,12 +65,14 @@ def Adagrad(learning_rate=0.001, initial_accumulator_value=0.1, epsilon=1e-7, na
     return _clipping(rule, clipnorm, clipvalue, global_clipnorm)
 
 
+@_keras
 def Adadelta(learning_rate=0.001, rho=0.95, epsilon=1e-7, name="Adadelta", clipnorm=None,
              clipvalue=None, global_clipnorm=None):
     rule = train.AdadeltaOptimizer(learning_rate, rho=rho, epsilon=epsilon, name=name)
     return _clipping(rule, clipnorm, clipvalue, global_clipnorm)
 
 
+@_keras
 def Ftrl(learning_rate=0.001, learning_rate_power=-0.5, initial_accumulator_value=0.1,
          l1_regularization_strength=0.0, l2_regularization_strength=0.0, name="Ftrl",
          clipnorm=None, clipvalue=None, global_clipnorm=None):

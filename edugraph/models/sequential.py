@@ -1,5 +1,7 @@
 """Sequential: a plain stack of layers, each feeding the next (Keras's ``Sequential``, PyTorch's
 ``nn.Sequential``)."""
+import inspect
+
 from .model import Model
 from ..nn.module import KerasTensor, Module
 
@@ -22,6 +24,9 @@ class Sequential(Model):
         if isinstance(layer, KerasTensor):           # Sequential([eg.Input((8,)), ...])
             self.batch_input_shape = layer.shape
             return
+        if isinstance(layer, type) and issubclass(layer, Module):
+            raise TypeError(f"Sequential got the class {layer.__name__}, not a layer: make "
+                            f"one, {_call_example(layer)}.")
         if not isinstance(layer, Module):
             raise TypeError(f"Sequential.add expects a layer, got {type(layer).__name__}.")
         if not self.shares_layers and any(layer is l for l in self._stack):
@@ -63,3 +68,10 @@ class Sequential(Model):
         layer = self._stack.pop()
         del self._modules[next(k for k, v in self._modules.items() if v is layer)]
         return layer
+
+
+def _call_example(layer_class):
+    """``Dense(units)``: the class called with the arguments it requires, for a message."""
+    required = [p.name for p in inspect.signature(layer_class).parameters.values()
+                if p.default is p.empty and p.kind is p.POSITIONAL_OR_KEYWORD]
+    return f"{layer_class.__name__}({', '.join(required)})"

@@ -11,6 +11,7 @@ Slots (Adam's ``m`` and ``v``...) are Variables of the same shape as their varia
 first use and readable with ``get_slot(var, "m")``.
 """
 import numbers
+import warnings
 
 import numpy as np
 
@@ -35,6 +36,9 @@ class Optimizer:
     # Keras's optimizers clip the gradients before the update when made with clipnorm=,
     # global_clipnorm= or clipvalue= (eg.keras.optimizers sets these); TF1's have no such option
     clipnorm = global_clipnorm = clipvalue = None
+    # Keras's optimizers warn when a variable gets no gradient (None: the loss does not use
+    # it); TF1's skip it without a word, and so do these unless eg.keras.optimizers made them
+    warns_missing_gradients = False
 
     def __init__(self, learning_rate, use_locking=False, name=None):
         if not isinstance(learning_rate, Tensor) and (
@@ -152,6 +156,12 @@ class Optimizer:
             names = [getattr(v, "name", "?") for _, v in grads_and_vars]
             raise ValueError(f"No gradients provided for any variable: {names}. Check that "
                              "the loss depends on the variables (and is not an integer).")
+        if self.warns_missing_gradients and len(pairs) < len(grads_and_vars):
+            names = [getattr(v, "name", "?") for g, v in grads_and_vars if g is None]
+            warnings.warn(f"Gradients do not exist for variables {names} when minimizing the "
+                          "loss: the loss does not depend on them, so they are not updated. "
+                          "(A layer the model never calls? A variable used only outside the "
+                          "`with GradientTape()` block?)", UserWarning, stacklevel=2)
         graph = pairs[0][1].graph
         if graph is None:
             with no_grad():
