@@ -359,6 +359,13 @@ class Tensor:
         if not state.grad_enabled:
             return False
         if self.requires_grad and self._op is None:
+            if hasattr(self, "assign_sub") and spelling in ("x -= ...", "x += ..."):
+                tf_update = "assign_sub" if "-" in spelling else "assign_add"
+                raise GradientError(                # an eg.Variable updated after a tape
+                    f"{spelling} would change the variable '{self.name}' (shape {self.shape}) "
+                    "in place while eager mode records every op for gradients (no "
+                    f"GradientTape needed for that). TF's update is w.{tf_update}(lr * g); "
+                    "PyTorch's, w -= lr * w.grad under `with eg.no_grad():`.")
             raise GradientError(
                 f"{spelling} would change a tensor of shape {self.shape} in place while "
                 "gradients are being recorded, and it is a leaf tensor that requires grad: as "

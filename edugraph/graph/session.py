@@ -21,7 +21,8 @@ from ..ops.base import Op
 from ..ops.random import RandomOp
 from ..tensor import Tensor
 from . import passes
-from .core import Const, Operation, SymbolicTensor, get_default_graph
+from .core import Const, Graph, Operation, SymbolicTensor, get_default_graph, upstream_ops
+from .ops import Assign, uninitialized
 
 _default_sessions = []
 
@@ -63,6 +64,10 @@ class Session:
     """``with eg.Session() as sess: sess.run(fetches, feed_dict={...})``."""
 
     def __init__(self, target="", graph=None, config=None, optimize=True):
+        if isinstance(target, Graph):           # TF1: "TypeError: target must be a string"
+            raise TypeError("Session(g): the first argument of Session is target (a server "
+                            "address), not the graph; pass the graph by name: "
+                            "eg.Session(graph=g).")
         self.graph = graph or get_default_graph()
         self.config = config or ConfigProto()
         self.optimize = optimize
@@ -114,7 +119,7 @@ class Session:
         try:
             values = plan.run(feeds)
         except FailedPreconditionError as e:
-            raise _explain_uninitialized(e, self._initializers_run) from None
+            raise _explain_uninitialized(e, self._initializers_run, flat) from None
         if plan.initializers:
             self._initializers_run.update(plan.initializers)
         return rebuild(values)
@@ -128,6 +133,10 @@ class Session:
         feeds = {}
         for key, value in feed_dict.items():
             t = _feed_key(key, self.graph) if isinstance(key, str) else key
+            if isinstance(t, Operation) and t.outputs:
+                raise TypeError(f"The feed_dict key {key!r} names the op '{t.name}', not a "
+                                f"tensor; feed its tensor '{t.name}:0' or the placeholder "
+                                "object itself.")
             if not isinstance(t, SymbolicTensor):
                 raise TypeError(f"The feed_dict key {key!r} is not a graph tensor; feed "
                                 "placeholders (or other tensors) of this Session's graph.")
@@ -157,11 +166,20 @@ class Session:
         return devices.list_devices()
 
 
-def _explain_uninitialized(error, initializers_run):
-    """``error`` (a variable read before its initializer ran), with the reason when this
-    session did run an initializer, but one made before the variable existed: the student
-    who ran ``eg.global_variables_initializer()`` is otherwise told to do what they did."""
+def _explain_uninitialized(error, initializers_run, fetches):
+    """``error`` (a variable read before its initializer ran), with the reason when it is not
+    a missing initializer run: another variable's initial value, computed by the initializer
+    being run, reads it (``V = eg.Variable(W * 2)``); or this session did run an
+    initializer, but one made before the variable existed. The student who ran
+    ``eg.global_variables_initializer()`` is otherwise told to do what they did."""
     variable = getattr(getattr(error.op, "eg_op", None), "_variable", None)
+    readers = [] if variable is None else _initial_values_reading(variable, fetches)
+    if readers:
+        reader, name = readers[0].op.name, variable.op.name
+        return uninitialized(variable, error.op, (
+            f"{reader}'s initial value reads the variable {name}, which has no value yet (an "
+            f"initializer does not wait for another). Run {name}'s initializer first, then the "
+            f"rest: sess.run({name}.initializer), then sess.run({reader}.initializer)."))
     stale = [op for op in initializers_run
              if variable is not None and op.graph is variable.graph and op._id < variable.op._id]
     if not stale:
@@ -171,6 +189,17 @@ def _explain_uninitialized(error, initializers_run):
         "variable existed, so it does not initialize it: create the initializer after all "
         "variables (init = eg.global_variables_initializer() once the model is built), and "
         "run that.", error.op)
+
+
+def _initial_values_reading(variable, fetches):
+    """The variables whose initializers ``fetches`` run and whose initial values read
+    ``variable`` (only on the error's path: it walks the graph)."""
+    needed = passes.needed_ops(fetches, ())
+    initializers = [op for op in needed if isinstance(op.eg_op, Assign) and
+                    getattr(op.eg_op._variable, "initializer", None) is op and
+                    op.eg_op._variable is not variable]
+    return [op.eg_op._variable for op in sorted(initializers, key=lambda op: op._id)
+            if variable.op in upstream_ops([op.inputs[1].op])]
 
 
 class InteractiveSession(Session):
