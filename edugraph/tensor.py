@@ -359,19 +359,13 @@ class Tensor:
         if not state.grad_enabled:
             return False
         if self.requires_grad and self._op is None:
-            if hasattr(self, "assign_sub") and spelling in ("x -= ...", "x += ..."):
-                tf_update = "assign_sub" if "-" in spelling else "assign_add"
-                raise GradientError(                # an eg.Variable updated after a tape
-                    f"{spelling} would change the variable '{self.name}' (shape {self.shape}) "
-                    "in place while eager mode records every op for gradients (no "
-                    f"GradientTape needed for that). TF's update is w.{tf_update}(lr * g); "
-                    "PyTorch's, w -= lr * w.grad under `with eg.no_grad():`.")
             raise GradientError(
                 f"{spelling} would change a tensor of shape {self.shape} in place while "
                 "gradients are being recorded, and it is a leaf tensor that requires grad: as "
                 "in PyTorch, such a tensor cannot be changed in place outside eg.no_grad(). For "
                 "an update step (w -= lr * w.grad, w.normal_(0, 0.01)) put it under `with "
-                "eg.no_grad():`; to compute something new, make a new tensor (y = x - d).")
+                "eg.no_grad():`; to compute something new, make a new tensor (y = x - d)." +
+                _tf_update_of(self, spelling))
         return self.requires_grad or getattr(value, "requires_grad", False)
 
     def _record_change(self, compute, spelling):
@@ -752,6 +746,15 @@ class Tensor:
     def squeeze(self, dim=None): return _ops.shape.squeeze(self, dim)
     def flatten(self, start_dim=0, end_dim=-1):
         return _ops.shape.flatten(self, start_dim, end_dim)
+
+
+def _tf_update_of(tensor, spelling):
+    """For ``w -= lr * g`` on an ``eg.Variable`` (TF code, where no tape is open: eager mode
+    records every op anyway), TF's spelling of the update."""
+    if not hasattr(tensor, "assign_sub") or spelling not in ("x -= ...", "x += ..."):
+        return ""
+    update = "assign_sub" if "-" in spelling else "assign_add"
+    return f" For an eg.Variable in TF's style, the update is w.{update}(lr * g)."
 
 
 def _default_device(value):

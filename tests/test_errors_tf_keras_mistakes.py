@@ -359,15 +359,20 @@ def test_evaluate_without_labels_says_evaluate():
 
 def test_a_variable_updated_with_minus_equals_after_a_tape_gets_tfs_spelling():
     """TF2 would quietly make w a plain tensor here (its next gradient: None); eager mode
-    records every op, so the change is refused, in TF's words for a Variable."""
+    records every op, so the change is refused, with TF's spelling for a Variable."""
     w = eg.Variable(eg.ones([2]), name="w")
     with eg.GradientTape() as tape:
         loss = eg.reduce_sum(w * w)
     g = tape.gradient(loss, w)
-    with pytest.raises(eg.errors.GradientError, match=r"^x -= \.\.\. would change the variable "
-                       r"'w' \(shape \(2,\)\) .* TF's update is w\.assign_sub\(lr \* g\)"):
+    with pytest.raises(eg.errors.GradientError, match=r"^x -= \.\.\. would change a tensor of "
+                       r"shape \(2,\) .*eg\.no_grad\(\).* For an eg\.Variable in TF's style, the "
+                       r"update is w\.assign_sub\(lr \* g\)\.$"):
         w -= 0.1 * g
     with pytest.raises(eg.errors.GradientError, match=r"w\.assign_add\(lr \* g\)"):
         w += 0.1 * g
+    with pytest.raises(eg.errors.GradientError, match=r"outside eg\.no_grad\(\)\. For an update "
+                       r"step .*\(y = x - d\)\.$"):          # (a plain tensor: PyTorch's words only)
+        t = eg.ones(2, requires_grad=True)
+        t -= 0.1 * g
     w.assign_sub(0.1 * g)                                   # the fix suggested
     np.testing.assert_allclose(w.numpy(), [0.8, 0.8])

@@ -87,12 +87,14 @@ def test_conv2d_and_pools_take_one_image_as_torch_does():
         image.grad, torch_image.grad = None, None
         out, torch_out = ours(image), theirs(torch_image)
         assert tuple(out.shape) == tuple(torch_out.shape) and out.ndim == 3
-        np.testing.assert_allclose(out.numpy(), torch_out.detach().numpy(), rtol=1e-12)
+        np.testing.assert_allclose(out.numpy(), torch_out.detach().numpy(), rtol=1e-12,
+                                   atol=1e-14)      # (sums that nearly cancel)
         (out * out).sum().backward()
         (torch_out * torch_out).sum().backward()
-        np.testing.assert_allclose(image.grad.numpy(), torch_image.grad.numpy(), rtol=1e-10)
+        np.testing.assert_allclose(image.grad.numpy(), torch_image.grad.numpy(), rtol=1e-10,
+                                   atol=1e-14)
     np.testing.assert_allclose(conv.weight.grad.numpy(), torch_conv.weight.grad.numpy(),
-                               rtol=1e-10)
+                               rtol=1e-10, atol=1e-14)
     lazy = nn.LazyConv2d(2, 3)                               # sized by one image too
     assert lazy(eg.ones((5, 6, 6))).shape == (2, 4, 4) and lazy.weight.shape == (2, 5, 3, 3)
     with pytest.raises(ShapeError, match=r"got shape \(16, 28, 28\)\. .* a batch of grey "
