@@ -38,8 +38,13 @@ def on(device, a, **kw):
 def test_binary_broadcasting_values_and_gradients(device, name, data, pair):
     fn, ref = BINARY[name]
     x = data.draw(distinct_arrays(pair[0]) if name in ("maximum", "minimum") else arrays(pair[0]))
-    # maximum/minimum: keep the two inputs apart, so no element is a tie (no derivative there)
-    y = data.draw(arrays(pair[1])) + (0.125 if name in ("maximum", "minimum") else 0)
+    y = data.draw(arrays(pair[1]))
+    if name in ("maximum", "minimum"):
+        # keep the two inputs apart, so no element is a tie (no derivative there): x's values
+        # lie on a grid 0.25 apart, starting at its smallest; each y goes halfway between two
+        # (adding 0.125 to y alone tied x = 0.125 with y = 0 + 0.125)
+        start = x.min()
+        y = start + 0.25 * np.floor((y - start) / 0.25) + 0.125
     out = fn(on(device, x), on(device, y))
     np.testing.assert_allclose(out.numpy(), ref(x, y), rtol=1e-12)
     assert out.device.name == device
