@@ -757,10 +757,16 @@ def _tf_update_of(tensor, spelling):
     return f" For an eg.Variable in TF's style, the update is w.{update}(lr * g)."
 
 
+def is_array(value):
+    """Whether ``value`` is an array (numpy's or CuPy's, or a numpy scalar): what a tensor
+    holds, where a tensor itself, a list or a number is not."""
+    return not isinstance(value, Tensor) and hasattr(value, "dtype")
+
+
 def _default_device(value):
     """The CPU, for an array made into a tensor without naming a device (a data pipeline's);
     anything else is PyTorch's ``torch.Tensor(data)`` written with edugraph's class."""
-    if isinstance(value, Tensor) or not hasattr(value, "dtype"):
+    if not is_array(value):
         raise _made_by_hand(value)
     return _device.cpu
 

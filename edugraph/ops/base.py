@@ -16,7 +16,7 @@ import numpy as np
 from ..context import state, _sequence
 from ..devices import current_device
 from ..errors import DeviceError, GradientError, ShapeError
-from ..tensor import Tensor, _number_tensor, constant_like
+from ..tensor import Tensor, _number_tensor, constant_like, is_array
 
 
 class Op:
@@ -148,7 +148,7 @@ _array_classes = {np.ndarray}    # the classes forward has returned that are arr
 def forward_result(op, value):
     """``value``, which ``op.forward`` returned, checked to be an array (see ``not_an_array``);
     ``apply`` calls it for a class it has not seen, a graph's shape inference every time."""
-    if isinstance(value, Tensor) or not hasattr(value, "dtype"):
+    if not is_array(value):
         raise not_an_array(op, value)
     _array_classes.add(value.__class__)
     return value
