@@ -51,7 +51,6 @@ as it runs (see ``ConcreteFunction``).
 import contextlib
 import functools
 import inspect
-import numbers
 import weakref
 
 import numpy as np
@@ -61,11 +60,11 @@ from ..autodiff import flatten_sources
 from ..errors import GradientError, TracingTypeError
 from ..ops.base import Op
 from ..tensor import Tensor, as_dtype
-from ..variable import Variable, shape_mismatch
+from ..variable import Variable
 from . import passes as graph_passes
 from .core import Const, Graph, Operation, Placeholder, SymbolicTensor, constant, upstream_ops
 from .gradients import gradients
-from .ops import Assign, Capture
+from .ops import Assign, Capture, check_assigned
 from .session import ConfigProto, Plan
 from .shapes import TensorShape
 
@@ -301,15 +300,10 @@ def graph_assign(variable, value, mode):
             f"Cannot assign the graph tensor {value.name} to the eager variable "
             f"'{variable.name}': it has no value yet. Run it first (sess.run) or build the "
             "computation inside an @eg.function.")
-    number = value if isinstance(value, numbers.Number) else None
+    given = value
     value = graph.as_tensor(value) if isinstance(value, Tensor) else \
         constant(value, dtype=variable.dtype, graph=graph)
-    if value.dtype != variable.dtype:
-        raise TypeError(f"{mode} to variable '{variable.name}' ({variable.dtype}) needs a "
-                        f"{variable.dtype} value, not {value.dtype}; cast it with eg.cast.")
-    if value.shape.rank_known and not TensorShape(variable.shape).is_compatible_with(
-            value.shape):
-        raise ValueError(shape_mismatch(variable.name, variable.shape, value.shape, mode, number))
+    check_assigned(variable.name, variable.dtype, variable.shape, value, given, mode)
     read = graph.capture_eager(variable)
     name = {"assign": "Assign", "add": "AssignAdd", "sub": "AssignSub"}[mode]
     out = graph.add_operation(Assign(variable, mode), (read, value), variable.shape,

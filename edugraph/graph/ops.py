@@ -5,6 +5,8 @@ session: a variable's value lives in each Session, an assign writes it, a captur
 is read when the graph runs. Each gives the Session a ``session_step(session, node)``: the
 function to call for that node in that session.
 """
+import numbers
+
 from ..context import note_in_place_change
 from ..errors import FailedPreconditionError, InvalidArgumentError
 from ..ops.base import Op
@@ -36,6 +38,18 @@ def uninitialized(var, node, what_to_do):
     """TF1's error for a read of graph variable ``var`` (at ``node``) before it has a value."""
     return FailedPreconditionError(f"Attempting to use uninitialized value {var.op.name}\n\t "
                                    f"[[node {var.op.name}]] {what_to_do}", node)
+
+
+def check_assigned(name, dtype, shape, value, given, mode):
+    """The checks of an assign node being built, as TF makes them: ``value``, the graph tensor
+    made of ``given``, must have the variable's dtype and a shape compatible with its
+    ``shape`` (a single number too: ``given`` then shows in the message's fix)."""
+    if value.dtype != dtype:
+        raise TypeError(f"{mode} to variable '{name}' ({dtype}) needs a {dtype} value, not "
+                        f"{value.dtype}; cast it with eg.cast.")
+    if value.shape.rank_known and not TensorShape(shape).is_compatible_with(value.shape):
+        number = given if isinstance(given, numbers.Number) else None
+        raise ValueError(shape_mismatch(name, shape, value.shape, mode, number))
 
 
 class Assign(Op):

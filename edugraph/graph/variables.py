@@ -5,12 +5,10 @@ initializer ``w/Assign``. Each Session keeps its own value for ``w``; until the 
 run there, reading ``w`` fails (TF1: ``FailedPreconditionError: Attempting to use uninitialized
 value w``). ``w.assign(...)`` only *builds* an assign node: it changes nothing until it is run.
 """
-import numbers
-
 from .. import variable as _variable
 from ..tensor import Tensor
 from .core import SymbolicTensor, get_default_graph, group, constant
-from .ops import Assign, ReadVariable
+from .ops import Assign, ReadVariable, check_assigned
 
 GLOBAL_VARIABLES, TRAINABLE_VARIABLES = "variables", "trainable_variables"
 UPDATE_OPS = "update_ops"           # batch norm's moving-average assigns, run with the train op
@@ -60,15 +58,10 @@ class GraphVariable(SymbolicTensor, _variable.Variable):
             graph.add_to_collection(TRAINABLE_VARIABLES, self)
 
     def _assign_node(self, value, mode, name):
-        number = value if isinstance(value, numbers.Number) else None
+        given = value
         if not isinstance(value, Tensor) or value.graph is None:
             value = constant(value, dtype=self.dtype)
-        if value.dtype != self.dtype:
-            raise TypeError(f"{mode} to variable '{self.op.name}' ({self.dtype}) needs a "
-                            f"{self.dtype} value, not {value.dtype}; cast it with eg.cast.")
-        if value.shape.rank_known and not self.shape.is_compatible_with(value.shape):
-            raise ValueError(_variable.shape_mismatch(self.op.name, self.shape, value.shape,
-                                                      mode, number))
+        check_assigned(self.op.name, self.dtype, self.shape, value, given, mode)
         out = self.graph.add_operation(Assign(self, mode), (self, value), self.shape,
                                        self.dtype, name)
         out.op._exec_inputs = (value,)          # runs without reading the old value first
