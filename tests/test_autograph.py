@@ -67,6 +67,22 @@ def test_a_while_loop_counting_from_a_python_int_is_a_graph_loop():
     assert count_to.experimental_get_tracing_count() == 1
 
 
+def test_a_counter_that_is_not_returned_is_still_carried_by_the_loop():
+    """`n += 1` reads n: a loop that counts without returning the count must carry it (a
+    student who forgot `return n` got "cannot access local variable 'n'" from the generated
+    loop body)."""
+    @eg.function
+    def halve_while_large(x):
+        n = 0
+        while eg.reduce_max(x) > 1:
+            x = x / 2
+            n += 1
+        return x
+
+    np.testing.assert_allclose(halve_while_large(eg.tensor([3.0, 1.0])).numpy(), [0.75, 0.25])
+    assert "def loop_body(x, n):" in eg.autograph.to_code(halve_while_large.python_function)
+
+
 def test_a_while_loop_on_python_values_stays_python_and_unrolls():
     @eg.function
     def doubled_thrice(x):

@@ -65,9 +65,15 @@ def bound_names(nodes):
 
 def reads(nodes):
     """How often each name is read in ``nodes``, nested functions included (they may run
-    later and see the value)."""
-    return Counter(n.id for node in nodes for n in ast.walk(node)
-                   if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
+    later and see the value). ``n += 1`` reads n too (its target is stored, not loaded)."""
+    counts = Counter()
+    for node in nodes:
+        for n in ast.walk(node):
+            if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
+                counts[n.target.id] += 1
+            elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+                counts[n.id] += 1
+    return counts
 
 
 def jumps(nodes):
