@@ -384,3 +384,20 @@ def test_3_4_a_column_of_digits_or_an_argmax_over_the_images_is_explained():
         "✗ 3.4: return a flat array of digits, shape (len(x_new),), not a column")
     assert line_of("3.4", {"classify_digits": one_number}).startswith(
         "✗ 3.4: take the argmax along axis=1")
+
+
+def test_3_4_swapped_loss_arguments_find_no_gradient_as_in_tf1():
+    """TF1's softmax_cross_entropy stops the labels' gradient: with (logits, labels) swapped,
+    no gradient reaches the model, minimize refuses, and the check says which order."""
+    def classify_digits(x_data, y_data, x_new):
+        with eg.Graph().as_default():
+            x = eg.placeholder(eg.float32, shape=(None, x_data.shape[1]))
+            y = eg.placeholder(eg.float32, shape=(None, y_data.shape[1]))
+            logits = eg.layers.dense(x, y_data.shape[1])
+            loss = eg.losses.softmax_cross_entropy(logits, y)
+            eg.train.GradientDescentOptimizer(1.0).minimize(loss)
+        return np.zeros(len(x_new), dtype=int)
+
+    line = line_of("3.4", {"classify_digits": classify_digits})
+    assert line.startswith("✗ 3.4: minimize found no gradient"), line
+    assert "eg.losses.softmax_cross_entropy(y, logits)" in line

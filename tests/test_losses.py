@@ -41,6 +41,25 @@ def test_softmax_cross_entropy_one_hot_and_soft_labels(device):
     gradcheck(lambda z: losses.softmax_cross_entropy_with_logits(soft, z), logits, device=device)
 
 
+def test_tf1s_softmax_cross_entropy_stops_the_labels_gradient_tf2s_does_not(device):
+    """TF1's tf.losses.softmax_cross_entropy and tf.nn.softmax_cross_entropy_with_logits put
+    a stop_gradient on the labels; the _v2 function (TF2's tf.nn, Keras) does not."""
+    rng = np.random.default_rng(3)
+    soft = eg.tensor(rng.dirichlet(np.ones(3), 4), device=device, requires_grad=True)
+    logits = eg.tensor(rng.normal(size=(4, 3)), device=device, requires_grad=True)
+    v1 = eg.compat.v1.nn
+    for tf1_loss in (losses.softmax_cross_entropy(soft, logits),
+                     eg.reduce_mean(v1.softmax_cross_entropy_with_logits(labels=soft,
+                                                                         logits=logits))):
+        labels_grad, logits_grad = eg.grad(tf1_loss, [soft, logits], allow_unused=True)
+        assert labels_grad is None and logits_grad is not None
+    for tf2_loss in (eg.nn.softmax_cross_entropy_with_logits(soft, logits),
+                     v1.softmax_cross_entropy_with_logits_v2(labels=soft, logits=logits)):
+        # d/dy of -Σ y log softmax(z) is -log softmax(z)
+        np.testing.assert_allclose(eg.grad(eg.reduce_sum(tf2_loss), soft)[0].numpy(),
+                                   -eg.nn.log_softmax(logits).numpy(), rtol=1e-12)
+
+
 def test_cross_entropy_is_stable_for_huge_logits(device):
     logits = np.array([[1000.0, -1000.0, 0.0], [-800.0, 800.0, 0.0]])
     z = eg.tensor(logits, device=device, requires_grad=True)

@@ -51,8 +51,19 @@ def _named_arguments_only(function):
 
 nn = types.ModuleType(f"{__name__}.nn", "``tf.nn`` of TF1: ``eg.nn``, its cross-entropy "
                       "functions taking named arguments only.")
-nn.softmax_cross_entropy_with_logits = _named_arguments_only(
+
+
+def softmax_cross_entropy_with_logits(labels, logits, axis=-1):
+    """TF1's: the labels' gradient is stopped (its ``_v2``, TF2's, lets it flow into them)."""
+    if isinstance(labels, _edugraph.Tensor):      # (data has no gradient to stop)
+        labels = _edugraph.stop_gradient(labels)
+    return _edugraph.nn.softmax_cross_entropy_with_logits(labels, logits, axis)
+
+
+nn.softmax_cross_entropy_with_logits = _named_arguments_only(softmax_cross_entropy_with_logits)
+nn.softmax_cross_entropy_with_logits_v2 = _named_arguments_only(
     _edugraph.nn.softmax_cross_entropy_with_logits)
+del softmax_cross_entropy_with_logits
 nn.sparse_softmax_cross_entropy_with_logits = _named_arguments_only(
     _edugraph.nn.sparse_softmax_cross_entropy_with_logits)
 nn.sigmoid_cross_entropy_with_logits = _named_arguments_only(

@@ -86,8 +86,12 @@ def _placeholder(*sizes):
         if shape.rank_known and not (len(shape) == len(wanted) and all(
                 w is None or s is None or s == w for s, w in zip(shape, wanted))):
             raise WrongForm(f"{name} should have the shape {wanted}; it has {shape}.")
+        if tensor.dtype != eg.float32:          # (the images and weights are float32)
+            raise WrongForm(f"{name} is a {tensor.dtype.name} placeholder; make it float32, "
+                            f"eg.placeholder(eg.float32, shape={as_written}), as the "
+                            "exercise asks (the data fed to it is float32).")
         return tensor
-    read.__doc__ = f"A placeholder of shape {wanted}."
+    read.__doc__ = f"A float32 placeholder of shape {wanted}."
     return read
 
 
@@ -444,7 +448,16 @@ def _run_classifier(answer):
     """classify_digits trained on the lesson's images, judged on the test images."""
     x_train, y_train, x_test, test_labels = _digits()
     with building_state_kept():
-        predicted = answer["classify_digits"](x_train.copy(), y_train.copy(), x_test.copy())
+        try:
+            predicted = answer["classify_digits"](x_train.copy(), y_train.copy(),
+                                                  x_test.copy())
+        except ValueError as e:
+            if "No gradients provided" not in str(e):
+                raise
+            raise WrongForm("minimize found no gradient: the loss does not depend on the "
+                            "model's variables. Labels first, then logits: "
+                            "eg.losses.softmax_cross_entropy(y, logits) (TF1 stops the "
+                            "gradient of its first argument, the labels).") from None
     predicted = array(predicted, "classify_digits(x_data, y_data, x_new)")
     if predicted.shape != test_labels.shape:
         return {"shape": predicted.shape}
@@ -518,7 +531,8 @@ ex3_4 = Exercise(
                 example=_classifier(fetch_update=False)),
         Mistake(f"your model learns, but stays under {REQUIRED_ACCURACY:.0%}: train longer, "
                 "with a larger learning rate, or with the loss made for classes, "
-                "eg.losses.softmax_cross_entropy.",
+                "eg.losses.softmax_cross_entropy(y, logits): the labels first, then the "
+                "logits.",
                 when=_accuracy_between(2 * CHANCE, REQUIRED_ACCURACY),
                 example=_classifier(num_steps=10, lr=0.5)),
         Mistake("return a flat array of digits, shape (len(x_new),), not a column: "

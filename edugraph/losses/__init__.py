@@ -26,6 +26,7 @@ from ..graph.shapes import broadcast
 from ..ops.activation import log_softmax, softplus
 from ..ops.base import Op, apply, as_tensors, rank_known
 from ..ops.math import Elementwise, abs, cast, clip, log, maximum, square, to_float
+from ..ops.shape import stop_gradient
 from ..ops.math import where as select   # (`where` names the calling function in messages)
 from ..ops.reduce import reduce_mean, reduce_sum
 from ..ops.shape import expand_dims, one_hot
@@ -284,7 +285,10 @@ def absolute_difference(labels, predictions):
 
 @_scoped
 def softmax_cross_entropy(onehot_labels, logits):
-    return reduce_mean(softmax_cross_entropy_with_logits(onehot_labels, logits))
+    # TF1 stops the labels' gradient here (its "labels_stop_gradient" node): only the logits
+    # learn. (TF2's tf.nn function, and Keras, let it flow into the labels too.)
+    onehot_labels, logits = _labels_and_predictions(onehot_labels, logits)
+    return reduce_mean(softmax_cross_entropy_with_logits(stop_gradient(onehot_labels), logits))
 
 
 @_scoped
