@@ -174,6 +174,23 @@ def test_an_untouched_answer_is_not_attempted(exercise):
             exercise.verify(namespace)
 
 
+SEVERAL_NAMES = [e for e in EXERCISES if len(e.reads) > 1]
+
+
+@pytest.mark.parametrize("exercise", SEVERAL_NAMES, ids=ids)
+def test_an_answer_that_sets_some_names_is_begun_not_unattempted(exercise):
+    """The stub is gone and the cell set the first name, then stopped (an error, or a name
+    left out): the student did attempt it, and is told which names are missing."""
+    first, *rest = exercise.reads
+    begun = {first: exercise.right_answer().get(first, 1.0)}
+    with pytest.raises(ExerciseNotPassed) as failure:
+        exercise.verify(begun)
+    assert not isinstance(failure.value, NotAttempted)
+    listed = rest[0] if len(rest) == 1 else ", ".join(rest[:-1]) + " and " + rest[-1]
+    assert failure.value.line.startswith(f"✗ {exercise.id}: {listed} "), failure.value.line
+    assert "not set yet" in failure.value.line
+
+
 def _stub(*args, **kwargs):
     raise NotImplementedError()
 

@@ -284,8 +284,8 @@ def test_2_7_a_nudged_rate_or_break_even_fails():
 
 def test_2_7_a_function_that_returns_no_number_is_explained():
     line = line_of("2.7", {**SOLUTIONS["2.7"], "cpu_seconds": lambda n: None})
-    assert line == ("✗ 2.7: cpu_seconds(16) is None: a function without a `return` line "
-                    "gives None."), line
+    assert line == ("✗ 2.7: cpu_seconds(16) is None: no `return` line ran (is it missing, "
+        "or does an `if` leave this case out?)."), line
 
 
 def test_2_8_other_right_ways_pass_and_a_nudged_one_fails():

@@ -264,7 +264,29 @@ def test_5_3_gradients_that_were_not_recorded_get_the_none_hint(mistake):
             dy_dt = inner.gradient(y, t)            # outside the outer tape, or None
         return outer.gradient(dy_dt, t)
 
-    assert line_of("5.3", {"second_derivative": answer}).startswith(NONE_HINT)
+    line = line_of("5.3", {"second_derivative": answer})
+    # returned as it came (None), or used (None.item()): both get the tape's hint
+    assert line.startswith(NONE_HINT) or NONE_HINT[len("✗ 5.3: "):] in line, line
+
+    def used(fn, t):
+        value = answer(fn, t)
+        return value.item()             # AttributeError on None
+
+    assert line_of("5.3", {"second_derivative": used}).startswith(NONE_HINT)
+
+
+def test_5_3_no_return_line_is_said_first():
+    def no_return(fn, t):
+        t = eg.Variable(t)
+        with eg.GradientTape() as outer:
+            with eg.GradientTape() as inner:
+                y = fn(t)
+            dy_dt = inner.gradient(y, t)
+        outer.gradient(dy_dt, t)
+
+    assert line_of("5.3", {"second_derivative": no_return}).startswith(
+        "✗ 5.3: second_derivative(fn, 0.0) returned None. If it has no `return` line, end it "
+        "with one;")
 
 
 def test_5_3_eg_grad_without_create_graph_is_explained():

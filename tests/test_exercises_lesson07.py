@@ -282,3 +282,12 @@ def test_7_5_leaving_out_only_c_or_only_the_nearest_word_keeps_a_question_word()
 
     for wrong in (only_c_left_out, nearest_skipped):
         assert line_of("7.5", {"analogy_words": wrong}).startswith(hint), wrong.__name__
+
+
+def test_7_2_pairs_of_floats_are_told_to_keep_the_ids():
+    def skipgram_pairs_of(ids, window):
+        return [(float(ids[i]), float(ids[j])) for i in range(len(ids))
+                for j in range(max(0, i - window), min(len(ids), i + window + 1)) if j != i]
+
+    line = line_of("7.2", {"skipgram_pairs_of": skipgram_pairs_of})
+    assert "returned pairs of floats" in line and "word ids are whole numbers" in line, line

@@ -237,8 +237,9 @@ def test_8_4_returning_the_images_alone_is_explained():
     def images_only(images, labels):
         return prepare_batch(images, labels)[0]
 
-    assert line_of("8.4", {"prepare_batch": images_only}) == \
-        "✗ 8.4: prepare_batch should return the pair (images, labels), as prepare does."
+    assert line_of("8.4", {"prepare_batch": images_only}) == (
+        "✗ 8.4: prepare_batch should return the pair (images, labels) as a tuple, `return "
+        "images, labels`, as prepare does; it returned a numpy array of shape (8, 64).")
 
 
 def test_the_check_inputs_are_the_ones_the_prompts_promise():
@@ -247,3 +248,20 @@ def test_the_check_inputs_are_the_ones_the_prompts_promise():
     assert [e.item() for e in lesson08._EPOCH_CASES[0][0]().as_numpy_iterator()] == \
         list(range(10))
     assert lesson08._SPLIT_CASES[0][0]().cardinality() == 200
+
+
+def test_8_1_a_buffer_the_size_of_a_batch_is_a_small_buffer():
+    def training_batches(ds, batch_size, num_epochs):
+        return ds.shuffle(batch_size, seed=0).batch(batch_size).repeat(num_epochs)
+
+    assert line_of("8.1", {"training_batches": training_batches}).startswith(
+        "✗ 8.1: the shuffle buffer is smaller than the dataset")
+
+
+def test_8_4_labels_first_or_a_list_are_told_what_to_return():
+    def labels_first(images, labels):
+        return labels, eg.reshape(eg.cast(images, "float32"), (-1, 64))
+
+    assert line_of("8.4", {"prepare_batch": labels_first}) == (
+        "✗ 8.4: prepare_batch returned the labels first: return the images, then the labels, "
+        "`return images, labels`, as prepare does.")

@@ -303,8 +303,8 @@ def test_9_6_a_step_that_returns_nothing_is_told_so():
         clipped_step(net, optimizer, x, y, max_norm)
 
     assert line_of("9.6", {"clipped_step": no_return}) == (
-        "✗ 9.6: clipped_step(...) at step 1 is None: a function without a `return` line "
-        "gives None.")
+        "✗ 9.6: clipped_step(...) at step 1 is None: no `return` line ran (is it missing, "
+        "or does an `if` leave this case out?).")
 
 
 def test_9_6_the_check_draws_no_random_numbers():

@@ -12,7 +12,7 @@ from tests.exercise_lines import line_of
 def by_hand_10_2():
     x = np.array([[1.0, 2.0, -1.0], [0.0, 1.0, 2.0]])
     w = np.array([[1.0, -1.0, 0.5, 2.0], [0.5, 1.0, -1.0, 0.0], [-1.0, 0.5, 1.0, 1.0]])
-    b = np.array([0.0, 0.0, 0.5, -0.5])
+    b = np.array([0.0, 0.0, 0.5, -1.5])
     keep = np.array([[1, 0, 1, 1], [0, 1, 1, 1]])
     g = np.array([[1.0, 0.5, -1.0, 2.0], [2.0, -1.0, 0.5, 1.0]])
     delta = g * keep * 2 * (x @ w + b > 0)
@@ -95,10 +95,14 @@ def test_10_2_mistakes_in_another_form():
     assert "half the right ones" in line_of("10.2", half)
     # the mask ignored, but without the scale either
     x = np.array([[1.0, 2.0, -1.0], [0.0, 1.0, 2.0]])
-    z_positive = np.array([[1, 1, 0, 1], [0, 1, 1, 1]])
+    z_positive = np.array([[1, 1, 0, 0], [0, 1, 1, 1]])
     g = np.array([[1.0, 0.5, -1.0, 2.0], [2.0, -1.0, 0.5, 1.0]])
     assert "dropout zeroed" in line_of("10.2", {**right, "dW2": x.T @ (g * z_positive)})
     assert "transposed" in line_of("10.2", {**right, "dW2": right["dW2"].T.tolist()})
+    # z = XW without b: the mask of unit 3 of example 0 is wrong
+    no_bias = g * np.array([[1, 0, 1, 1], [0, 1, 1, 1]]) * 2 * (x @ np.array(
+        [[1.0, -1.0, 0.5, 2.0], [0.5, 1.0, -1.0, 0.0], [-1.0, 0.5, 1.0, 1.0]]) > 0)
+    assert "leaves b out" in line_of("10.2", {"dW2": x.T @ no_bias, "db2": no_bias.sum(0)})
 
 
 def test_10_3_a_wrong_number_gets_the_form_not_the_value():

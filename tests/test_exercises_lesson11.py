@@ -223,3 +223,20 @@ def test_11_4_adam_rows_partly_right_get_their_hint(adam_rows, hint):
 def test_11_4_rows_of_the_wrong_form_are_explained(rows, message):
     line = line_of("11.4", {"sgd_rows": rows, "adam_rows": {0, 1, 4, 6, 8}})
     assert line.startswith(f"✗ 11.4: {message}"), line
+
+
+def test_11_2_a_pytorch_style_model_is_named_as_one():
+    def frozen_word_model(table, num_classes):
+        return nn.Sequential(nn.Embedding.from_pretrained(eg.tensor(table)),
+                             nn.Linear(table.shape[1], num_classes))
+
+    line = line_of("11.2", {"frozen_word_model": frozen_word_model})
+    assert "a PyTorch-style module" in line and "softmax" not in line, line
+
+
+def test_11_3_an_optimizer_other_than_adam_is_refused():
+    line = line_of("11.3", {"head_only_optimizer":
+                            lambda net, lr: eg.optim.SGD(net.fc.parameters(), lr=lr)})
+    assert line.startswith("✗ 11.3: head_only_optimizer(net, 0.05) returned an eg.optim.SGD "
+                           "optimizer"), line
+    assert line.endswith("the exercise asks for Adam, eg.optim.Adam(params, lr=lr).")

@@ -88,8 +88,8 @@ def test_12_1_odd_returns_and_errors_in_the_students_code_get_one_line():
     def no_return(algorithm, num_workers, nbytes):
         2 * (num_workers - 1) * nbytes
     assert line_of("12.1", {"network_bytes": no_return}) == (
-        "✗ 12.1: network_bytes('all_to_all', 2, 6720) returned None: a function without a "
-        "`return` line gives None.")
+        "✗ 12.1: network_bytes('all_to_all', 2, 6720) returned None: no `return` line ran "
+        "(is it missing, or does an `if` leave this case out?).")
 
     def only_ring(algorithm, num_workers, nbytes):
         if algorithm == "ring":
@@ -242,9 +242,18 @@ def test_12_4_a_negative_index_and_a_missing_w0_are_explained():
         for t in range(steps):
             history.append(history[-1] - lr * gradient(history[t - staleness]))
         return history
-    assert line_of("12.4", {"stale_sgd": negative_index}).startswith(
-        "✗ 12.4: stale_sgd(gradient of (w − 3)²/2, 0.0, 0.3, 3, 12) raised IndexError: for "
-        "the first updates t − staleness is negative")
+    hint = ("raised IndexError: it read a weight the list does not hold. Update t (counting "
+            "from 0) uses the weight after max(0, t − staleness) updates: w0 while t − "
+            "staleness is negative, and never one after t updates, which is not computed yet.")
+    assert line_of("12.4", {"stale_sgd": negative_index}) == (
+        "✗ 12.4: stale_sgd(gradient of (w − 3)²/2, 0.0, 0.3, 3, 12) " + hint)
+
+    def index_past_t(gradient, w0, lr, staleness, steps):      # max(0, ...) right, + 1 wrong
+        history = [w0]
+        for t in range(steps):
+            history.append(history[-1] - lr * gradient(history[max(0, t - staleness + 1)]))
+        return history
+    assert line_of("12.4", {"stale_sgd": index_past_t}).endswith(hint)
 
     def without_w0(gradient, w0, lr, staleness, steps):
         return list(stale_sgd(gradient, w0, lr, staleness, steps))[1:]

@@ -19,11 +19,15 @@ class WrongForm(Exception):
 def describe(value):
     """A few words for what the student gave: 'a list of 2 items', 'a str', 'a Tensor'."""
     if isinstance(value, (list, tuple)):
-        return f"a {type(value).__name__} of {len(value)} items"
+        return f"a {type(value).__name__} of {len(value)} item{'s' * (len(value) != 1)}"
     if isinstance(value, np.ndarray):
         return f"a numpy array of shape {value.shape}"
     if isinstance(value, Tensor):
         return f"a tensor of shape {tuple(value.shape)}"
+    if isinstance(value, type):
+        return f"the class {value.__name__}"
+    if callable(value) and hasattr(value, "__name__"):     # (its repr is a memory address)
+        return f"the function {value.__name__}"
     kind = type(value).__name__
     return f"{'an' if kind[0] in 'aeiou' else 'a'} {kind} ({value!r:.40})"
 
@@ -39,12 +43,17 @@ def _host_array(value, name):
                 "a Session runs it. Give the value instead, e.g. sess.run(...).")
         value = value.numpy()
     if value is None:
-        raise WrongForm(f"{name} is None: a function without a `return` line gives None.")
+        raise WrongForm(f"{name} is None: no `return` line ran (is it missing, or does "
+                        "an `if` leave this case out?).")
     if isinstance(value, (str, bytes)):
         raise WrongForm(f"{name} is text ({value!r:.40}); write the number itself, without "
                         "quotes.")
     if isinstance(value, (bool, np.bool_)):
         raise WrongForm(f"{name} is {value}, a yes/no value; a number is asked for.")
+    if isinstance(value, (list, tuple)) and any(isinstance(v, (str, bytes)) for v in value):
+        text = next(v for v in value if isinstance(v, (str, bytes)))
+        raise WrongForm(f"{name} holds text ({text!r:.20}); write the numbers themselves, "
+                        "without quotes.")
     try:
         array = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):
@@ -82,6 +91,10 @@ def shape(value, name):
         raise WrongForm(f"{name} should be a shape, a tuple of whole numbers such as (2, 3); "
                         f"it is {describe(value)}.")
     sizes = tuple(value)
+    floats = [s for s in sizes if isinstance(s, float)]
+    if floats and all(f == round(f) for f in floats):
+        raise WrongForm(f"{name} holds floats ({floats[0]!r}): a shape's sizes are whole "
+                        f"numbers, written without a decimal point, e.g. {int(floats[0])}.")
     if not all(isinstance(s, numbers.Integral) and not isinstance(s, bool) and s >= 0
                for s in sizes):
         raise WrongForm(f"{name} should be a shape, a tuple of whole numbers such as (2, 3); "
@@ -97,6 +110,10 @@ def array(value, name):
 def function(value, name):
     """Something to call: a function (or a class) the student wrote."""
     if not callable(value):
+        made = type(value).__name__
+        if type(value).__module__ == "__main__":        # (a class written in the notebook)
+            raise WrongForm(f"{name} should be the class itself; it is an instance of it "
+                            f"({made}()). Write `class {name}(...)` and leave the call out.")
         raise WrongForm(f"{name} should be a function you define with def (or a class); it is "
                         f"{describe(value)}.")
     return value

@@ -116,8 +116,13 @@ class Exercise:
     def verify(self, namespace):
         """The line a right answer earns; anything else raises ``ExerciseNotPassed``."""
         unset = [name for name in self.reads if _unset(namespace.get(name))]
-        if unset:
+        if len(unset) == len(self.reads):
             raise NotAttempted(f"{self.id} not attempted yet: {_what_to_do(unset)}")
+        if unset:               # begun: the stub is gone, but the cell stopped or left some out
+            raise ExerciseNotPassed(
+                f"✗ {self.id}: {_listed(unset)} {'is' if len(unset) == 1 else 'are'} not set "
+                "yet. Set every name the exercise asks for in your answer cell, and run it to "
+                "the end (an error in it stops the names after it from being set).")
         try:
             answer = {name: read(namespace[name], name) for name, read in self.reads.items()}
             got = self.run(answer) if self.run else answer
@@ -159,7 +164,7 @@ def _listed(names):
 
 def _what_to_do(names):
     return (f"in the cell above, replace `raise NotImplementedError()` by your answer "
-            f"({_listed(names)}), then run this check again.")
+            f"({_listed(names)}), run that cell, then run this check again.")
 
 
 def _which_are_right(got, reference, exercise):

@@ -365,6 +365,10 @@ def _run_mean_of(answer):
 
 def _what_mean_of_returned(value):
     """A Python float as it is; a tensor or a numpy number as what it is (a known mistake)."""
+    if isinstance(value, (eg.Tensor, np.ndarray)) and value.size != 1:
+        raise WrongForm(f"mean_of(t) returned {describe(value)}: a mean over some axes. The "
+                        "mean of ALL of t's elements is one number: reduce over every axis "
+                        "(no axis argument).")
     if isinstance(value, eg.Tensor):
         return "a tensor"
     if isinstance(value, (np.generic, np.ndarray)):

@@ -78,9 +78,10 @@ ex5_1 = Exercise(
              "number (checked over 3 steps, to 1e-4).",
     rtol=1e-4, atol=1e-6,
     mistakes=(
-        Mistake("the parameters never moved: `p = p - lr * p.grad` makes a new tensor and "
-                "only rebinds the name p. Change the parameter itself, in place: "
-                "p -= lr * p.grad under `with eg.no_grad():`.",
+        Mistake("the parameters never moved. Either `p = p - lr * p.grad` made a new "
+                "tensor and only rebound the name p (change the parameter itself, in place: "
+                "p -= lr * p.grad under `with eg.no_grad():`), or the gradient was zeroed "
+                "before the update read it (zero it after the update).",
                 when=lambda got, reference: np.all(got["params"] == 0),
                 example={"quadratic_step": lambda params, x, y, lr: 1.0}),
         Mistake("step 1 is right, then the steps grow: backward() adds into .grad, so "
@@ -277,12 +278,13 @@ def _run_second_derivative(answer):
             if hint is None:
                 raise
             raise WrongForm(hint) from None
-        except TypeError as e:
-            if "got NoneType" not in str(e):
+        except (TypeError, AttributeError) as e:     # None.item(), float(None), None * 2
+            if "NoneType" not in str(e):
                 raise
             raise WrongForm(_NONE_HINT) from None
         if value is None:
-            raise WrongForm(_NONE_HINT)
+            raise WrongForm(f"{call} returned None. If it has no `return` line, end it with "
+                            f"one; if it returns a gradient, {_NONE_HINT}")
         values.append(number(value, f"what {call} returns"))
     return {"second derivatives": np.array(values)}
 
@@ -605,6 +607,9 @@ def _run_halvings(answer):
                 raise
             raise WrongForm("a Python `while` on a tensor needs AutoGraph: trace with "
                             "@eg.function (autograph is on unless you switch it off).") from None
+        if getattr(n, "shape", ()) == (len(values),):
+            raise WrongForm(f"{call} returned a tensor of x's shape ({len(values)},), the "
+                            "halved x perhaps: return the count of halvings, one number.")
         counts.append(number(_returned(n, call), f"what {call} returns"))
     traced = isinstance(count_halvings, eg.Function)
     graph_loop = traced and "While" in [

@@ -2,6 +2,7 @@
 honestly; count a CNN's parameters layer by layer; a functional model with a shared layer that
 cannot tell left from right; batch normalisation by hand; softmax cross-entropy and its gradient
 p - y by hand."""
+import contextlib
 import functools
 import warnings
 from types import SimpleNamespace
@@ -120,6 +121,9 @@ def _run_digits(answer):
         "above the bar": accuracy >= REQUIRED_ACCURACY,
         "within the budget": net.count_params() <= MAX_PARAMS,
         "reports its test accuracy": abs(reported - accuracy) < 1e-6,
+        # a model fit on x_fit does better on x_fit than on x_test; near-perfect on x_test
+        # and clearly worse on x_fit means it learnt the test images
+        "test images unseen": not (accuracy >= 0.995 and accuracy - fit_accuracy > 0.02),
         # a softmax twice, or logits read as probabilities: both train badly
         "loss fits the outputs": not (probabilities and from_logits) and
         not (expects_probabilities and not probabilities),
@@ -175,6 +179,13 @@ def _barely_trained():
     return {"digits_net": net, "digits_test_acc": _test_accuracy(net)}
 
 
+def _trained_on_the_test_images():
+    data = _digits()
+    net = _compiled(_mlp())
+    net.fit(data.x_test, data.y_test, epochs=40, verbose=0)
+    return {"digits_net": net, "digits_test_acc": _test_accuracy(net)}
+
+
 def _reports(number_of):
     """A model past the bar that reports number_of(model, its history) as its accuracy."""
     def answer():
@@ -197,7 +208,8 @@ ex6_1 = Exercise(
     run=_run_digits,
     passed=_digits_passed,
     reference=lambda: {"above the bar": True, "within the budget": True,
-                       "reports its test accuracy": True, "loss fits the outputs": True},
+                       "reports its test accuracy": True, "loss fits the outputs": True,
+                       "test images unseen": True},
     expected=f"digits_net is a trained model of at most {MAX_PARAMS:,} parameters that "
              f"classifies at least {REQUIRED_ACCURACY:.0%} of the test images right, and "
              "digits_test_acc is its accuracy on x_test, a fraction between 0 and 1 as "
@@ -217,6 +229,12 @@ ex6_1 = Exercise(
                 when=lambda got, ref: not got["probabilities"] and got["expects probabilities"],
                 example=lambda: {"digits_net": _compiled(_mlp(output_activation=None)),
                                  "digits_test_acc": 0.1}),
+        Mistake("digits_net classifies the test images almost perfectly, and the images it "
+                "was to learn from (x_fit) clearly worse: was it fit on x_test? The test "
+                "images measure how well the model does on images it never learnt from; fit "
+                "it on x_fit and y_fit only.",
+                when=lambda got, ref: not got["test images unseen"],
+                example=_trained_on_the_test_images),
         Mistake(f"digits_net has more than {MAX_PARAMS:,} parameters (Total params in its "
                 "summary()): the lesson's net and cnn are too large. Build a smaller model, "
                 "such as the MLP of section 2 with fewer hidden units.",
@@ -531,11 +549,28 @@ def _returned_array(value, call, shape):
 def _normalised_by(batch_norm):
     """What a batch_norm(x, gamma, beta, eps) function returns on each of the batches."""
     results = {}
-    for what, x, gamma, beta, eps in _BATCHES:
-        call = f"batch_norm_by_hand(x, gamma, beta, eps) on {what}"
-        results[what] = _returned_array(batch_norm(x.copy(), gamma.copy(), beta.copy(), eps),
-                                        call, x.shape)
+    with _refused(eg.nn, "moments"), _refused(eg.nn, "batch_normalization"):
+        for what, x, gamma, beta, eps in _BATCHES:
+            call = f"batch_norm_by_hand(x, gamma, beta, eps) on {what}"
+            results[what] = _returned_array(batch_norm(x.copy(), gamma.copy(), beta.copy(),
+                                                       eps), call, x.shape)
     return results
+
+
+@contextlib.contextmanager
+def _refused(module, name):
+    """While the student's function runs, ``module.name`` says that the exercise asks for
+    the computation by hand (the check itself uses it, before and after)."""
+    def by_hand(*args, **kwargs):
+        raise WrongForm(f"batch_norm_by_hand calls eg.nn.{name}: the exercise asks for the "
+                        "mean and the variance by hand, with numpy (x.mean(axis=...), "
+                        "x.var(axis=...)).")
+    kept = getattr(module, name)
+    setattr(module, name, by_hand)
+    try:
+        yield
+    finally:
+        setattr(module, name, kept)
 
 
 def _batch_norm_with(axes=lambda x: tuple(range(x.ndim - 1)), ddof=0,
@@ -559,6 +594,7 @@ _by_the_variance = _batch_norm_with(scale=lambda variance, eps: variance + eps)
 _not_centred = _batch_norm_with(centred=False)
 _no_scale_or_shift = _batch_norm_with(affine=lambda x_hat, gamma, beta: x_hat)
 _shift_then_scale = _batch_norm_with(affine=lambda x_hat, gamma, beta: (x_hat + beta) * gamma)
+_gamma_beta_swapped = _batch_norm_with(affine=lambda x_hat, gamma, beta: beta * x_hat + gamma)
 
 
 def _same_on(what, batch_norm):
@@ -618,6 +654,10 @@ ex6_4 = Exercise(
         Mistake("scale first, then shift: gamma · x̂ + beta, not (x̂ + beta) · gamma.",
                 gives=lambda: _normalised_by(_shift_then_scale),
                 example={"batch_norm_by_hand": _shift_then_scale}),
+        Mistake("gamma and beta trade places: gamma scales (it multiplies x̂), beta shifts "
+                "(it is added): gamma · x̂ + beta.",
+                gives=lambda: _normalised_by(_gamma_beta_swapped),
+                example={"batch_norm_by_hand": _gamma_beta_swapped}),
     ),
 )
 

@@ -163,6 +163,10 @@ def _read_pairs(value, call):
     if pairs.ndim == 2 and pairs.shape[0] == 2 and pairs.shape[1] != 2:
         raise WrongForm(f"{call} returned two rows (all centres, then all contexts); return "
                         "one (centre, context) pair per item, e.g. [(7, 3), (7, 7), ...].")
+    if pairs.ndim == 2 and pairs.shape[1] == 2 and pairs.dtype.kind == "f":
+        raise WrongForm(f"{call} returned pairs of floats, such as {tuple(pairs[0].tolist())}: "
+                        "word ids are whole numbers; pair the ids themselves, (ids[i], "
+                        "ids[j]), without converting them.")
     if pairs.ndim != 2 or pairs.shape[1] != 2 or pairs.dtype.kind not in "iu":
         raise WrongForm(f"{call} should return (centre, context) pairs of word ids, e.g. "
                         f"[(7, 3), (7, 7), ...]; it returned {describe(value)}.")
@@ -200,6 +204,8 @@ _after_only = _pairs_at(lambda i, n, w: range(i + 1, min(n, i + w + 1)))
 _with_itself = _pairs_at(lambda i, n, w: range(max(0, i - w), min(n, i + w + 1)))
 _right_end_missed = _pairs_at(lambda i, n, w: [j for j in range(max(0, i - w), min(n, i + w))
                                                if j != i])
+_both_ends_missed = _pairs_at(lambda i, n, w: [j for j in range(max(0, i - w + 1),
+                                                                min(n, i + w)) if j != i])
 # ids[i - w:i] with i < w: a negative start counts from the end, and the slice is empty
 _wrapped_slice = _pairs_at(lambda i, n, w: [*range(n)[i - w:i], *range(n)[i + 1:i + w + 1]])
 
@@ -240,6 +246,11 @@ ex7_2 = Exercise(
                 "b, so go up to i + window + 1.",
                 gives=lambda: _pairs_of(_right_end_missed),
                 example={"skipgram_pairs_of": _right_end_missed}),
+        Mistake("the words `window` places away are missing on both sides: the neighbours "
+                "run from i - window to i + window, both included, range(max(0, i - window), "
+                "min(len(ids), i + window + 1)).",
+                gives=lambda: _pairs_of(_both_ends_missed),
+                example={"skipgram_pairs_of": _both_ends_missed}),
         Mistake("near the start of a sentence the left neighbours are missing: for i < window, "
                 "i - window is negative, and a slice from a negative index counts from the "
                 "END (ids[-2:1] is empty). Start at max(0, i - window).",

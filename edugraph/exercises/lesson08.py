@@ -122,9 +122,11 @@ def _in_stored_order(got, reference):
 
 
 def _a_small_buffer(got, reference):
-    """The answer equals the seed-0 pipeline with a buffer smaller than the dataset."""
-    return any(_run_batches({"training_batches": _pipeline(buffer=size)}) == got
-               for size in range(2, max(len(_values(make)) for make, _, _ in _EPOCH_CASES)))
+    """In every case the answer equals the seed-0 pipeline with some buffer smaller than that
+    case's dataset (a fixed size, or one that follows batch_size)."""
+    return all(any(_built(_pipeline(buffer=size), *case) == batches
+                   for size in range(2, len(values)))
+               for (batches, values, _, _), case in zip(_cases(got), _EPOCH_CASES))
 
 
 def _same_order_each_epoch(got, reference):
@@ -475,8 +477,13 @@ def _scanned_digits():
 
 def _pair(element):
     if not isinstance(element, tuple) or len(element) != 2:
-        raise WrongForm("prepare_batch should return the pair (images, labels), as "
-                        "prepare does.")
+        raise WrongForm("prepare_batch should return the pair (images, labels) as a tuple, "
+                        f"`return images, labels`, as prepare does; it returned "
+                        f"{describe(element)}.")
+    images, labels = element
+    if np.ndim(images) == 1 and np.ndim(labels) > 1:
+        raise WrongForm("prepare_batch returned the labels first: return the images, then "
+                        "the labels, `return images, labels`, as prepare does.")
     return element
 
 
@@ -562,7 +569,8 @@ ex8_4 = Exercise(
                 when=_first_batch_is(lambda: [_scaled_over((1, 2), keepdims=False)]),
                 example={"prepare_batch": _scaled_over((1, 2), keepdims=False)}),
         Mistake("the maximum is taken over the wrong axes: in a batch of shape (batch, 8, "
-                "8), axis 0 runs across the images, and one image's pixels are axes 1 and 2.",
+                "8), one image's pixels are axes 1 and 2, both of them (axis 0 runs across "
+                "the images).",
                 when=_first_batch_is(lambda: [_scaled_over(axis) for axis in (
                     (0,), (1,), (2,), (0, 1), (0, 2))]),
                 example={"prepare_batch": _scaled_over((0,))}),

@@ -143,6 +143,9 @@ ex9_1 = Exercise(
                      lambda: _by_rules(recurrent=1.0)),
         _mistake_9_1("the loss is h_3², so the gradient that enters h_3 is 2·h_3, not 1.",
                      lambda: _by_rules(into_h3=lambda h: 1.0)),
+        _mistake_9_1("every share is half the right one: the loss is h_3², whose derivative "
+                     "is 2·h_3 (the 2 too), not h_3.",
+                     lambda: _by_rules(into_h3=lambda h: h)),
         _mistake_9_1("u multiplies the previous state, so its share at step t is "
                      "δ_t·h_{t-1} (the state that went in), not δ_t·h_t.",
                      lambda: _by_rules(u_reads_step=0)),

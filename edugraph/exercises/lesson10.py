@@ -109,7 +109,7 @@ X2 = np.array([[1.0, 2.0, -1.0],
 W2 = np.array([[1.0, -1.0, 0.5, 2.0],
                [0.5, 1.0, -1.0, 0.0],
                [-1.0, 0.5, 1.0, 1.0]])
-B2 = np.array([0.0, 0.0, 0.5, -0.5])
+B2 = np.array([0.0, 0.0, 0.5, -1.5])            # makes z of unit 3, example 0 negative
 KEEP2 = np.array([[1.0, 0.0, 1.0, 1.0],        # unit 1 of example 0 is dropped, though its
                   [0.0, 1.0, 1.0, 1.0]])       # z > 0; unit 2 is kept, though its z < 0
 G2 = np.array([[1.0, 0.5, -1.0, 2.0],
@@ -117,11 +117,11 @@ G2 = np.array([[1.0, 0.5, -1.0, 2.0],
 RATE2 = 0.5
 
 
-def _layer_gradients(mask=KEEP2 / (1 - RATE2), relu=True, bias_per_example=False):
+def _layer_gradients(mask=KEEP2 / (1 - RATE2), relu=True, bias_per_example=False, bias=B2):
     """dL/dW and dL/db for L = Σ G2 ⊙ dropout(relu(X2 W + b)), dropout multiplying by mask.
     ``bias_per_example``: b as one row per example, so its gradient is not summed."""
     w = _leaf(W2)
-    b = _leaf(np.tile(B2, (len(X2), 1)) if bias_per_example else B2)
+    b = _leaf(np.tile(bias, (len(X2), 1)) if bias_per_example else bias)
     z = eg.matmul(_constant(X2), w) + b
     d = (eg.relu(z) if relu else z) * _constant(mask)
     (d * _constant(G2)).sum().backward()
@@ -155,6 +155,10 @@ ex10_2 = Exercise(
                 "and its local derivative 0, kept by dropout or not.",
                 when=_dw_is(dict(relu=False), dict(relu=False, mask=KEEP2)),
                 example=lambda: _layer_gradients(relu=False)),
+        Mistake("your ReLU mask leaves b out: z = XW + b, and b turns z of unit 3 of "
+                "example 0 negative, so ReLU passes nothing back there.",
+                when=_dw_is(dict(bias=np.zeros_like(B2))),
+                example=lambda: _layer_gradients(bias=np.zeros_like(B2))),
         Mistake("dW2 is transposed: it has W's shape (3, 4), one row per input feature: "
                 "Xᵀ @ δ.",
                 when=lambda got, ref: close(got["dW2"], ref["dW2"].T),

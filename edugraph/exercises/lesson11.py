@@ -107,7 +107,8 @@ _LABELS = np.array([0, 1, 2, 0, 1, 2])
 # ----------------------------------------------- 11.2: a pretrained table, frozen, in Keras
 def _keras_model(value, call):
     model = _returned(value, call)
-    if isinstance(model, eg.Model) and callable(getattr(model, "fit", None)):
+    if isinstance(model, eg.Model) and callable(getattr(model, "fit", None)) and \
+            not isinstance(model, nn.Module):       # (nn.Sequential is both)
         return model
     what = f"a {type(model).__name__}, a PyTorch-style module" \
         if isinstance(model, nn.Module) else _said(model)
@@ -270,8 +271,11 @@ class WordNet(nn.Module):
 
 def _optimizer(value, call):
     optimizer = _returned(value, call)
-    if isinstance(optimizer, eg.optim.Optimizer):
+    if isinstance(optimizer, eg.optim.Adam):
         return optimizer
+    if isinstance(optimizer, eg.optim.Optimizer):
+        raise WrongForm(f"{call} returned an eg.optim.{type(optimizer).__name__} optimizer; "
+                        "the exercise asks for Adam, eg.optim.Adam(params, lr=lr).")
     if hasattr(optimizer, "apply_gradients"):
         raise WrongForm(f"{call} returned a TF-style optimizer ({type(optimizer).__name__}), "
                         "which has no step(): the PyTorch loop needs an eg.optim optimizer, "
@@ -491,6 +495,12 @@ ex11_4 = Exercise(
                 when=lambda got, ref: set(_LAST_BATCH) <= set(got["adam_rows"])
                 < set(_EVER_SEEN),
                 example={"sgd_rows": _LAST_BATCH, "adam_rows": _rows(*BATCHES_11[1:])}),
+        Mistake("adam_rows leaves out the third batch's own rows: they have a gradient in "
+                "this step, so Adam moves them too.",
+                when=lambda got, ref: set(got["adam_rows"]) == set(_EVER_SEEN) -
+                set(_LAST_BATCH),
+                example={"sgd_rows": _LAST_BATCH,
+                         "adam_rows": tuple(sorted(set(_EVER_SEEN) - set(_LAST_BATCH)))}),
         Mistake("adam_rows holds rows that were never looked up: their averages are zero, "
                 "so their Adam step is zero too.",
                 when=lambda got, ref: set(got["adam_rows"]) > set(_EVER_SEEN),

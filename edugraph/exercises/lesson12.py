@@ -16,8 +16,8 @@ D = eg.distribute
 def _number_from(value, what):
     """One real number that the student's function returned (else a sentence saying so)."""
     if value is None:
-        raise WrongForm(f"{what} returned None: a function without a `return` line gives "
-                        "None.")
+        raise WrongForm(f"{what} returned None: no `return` line ran (is it "
+                        "missing, or does an `if` leave this case out?).")
     got = array(value, what)
     if got.size != 1:
         raise WrongForm(f"{what} should return one number; it returned {describe(value)}.")
@@ -154,8 +154,8 @@ def _summed(value, size):
         raise WrongForm(f"{what} returned a list of {len(value)} arrays: return the whole "
                         "array the chunks are views of, not the chunks.")
     if value is None:
-        raise WrongForm(f"{what} returned None: a function without a `return` line gives "
-                        "None.")
+        raise WrongForm(f"{what} returned None: no `return` line ran (is it "
+                        "missing, or does an `if` leave this case out?).")
     got = array(value, what)
     if got.shape != (size,):
         raise WrongForm(f"{what} should return the whole summed array, shape ({size},) "
@@ -365,8 +365,8 @@ def _run_combine(answer):
         value = combine([g.copy() for g in replicas], list(parts))
         what = f"global_gradient(replica_gradients, {parts})"
         if value is None:
-            raise WrongForm(f"{what} returned None: a function without a `return` line gives "
-                            "None.")
+            raise WrongForm(f"{what} returned None: no `return` line ran (is it "
+                            "missing, or does an `if` leave this case out?).")
         got = array(value, what)
         if got.shape != whole.shape:
             raise WrongForm(f"{what} should return one array of the gradients' shape "
@@ -472,13 +472,14 @@ def _run_stale(answer):
         try:
             value = stale_sgd(_PARABOLAS[name], w0, lr, k, _STALE_STEPS)
         except IndexError:
-            raise WrongForm(f"{what} raised IndexError: for the first updates t − staleness is "
-                            "negative, and a list has no weight there. Before `staleness` "
-                            "updates have happened the worker uses w0: the weight after "
-                            "max(0, t − staleness) updates.") from None
+            raise WrongForm(f"{what} raised IndexError: it read a weight the list does not "
+                            "hold. Update t (counting from 0) uses the weight after "
+                            "max(0, t − staleness) updates: w0 while t − staleness is "
+                            "negative, and never one after t updates, which is not computed "
+                            "yet.") from None
         if value is None:
-            raise WrongForm(f"{what} returned None: a function without a `return` line gives "
-                            "None.")
+            raise WrongForm(f"{what} returned None: no `return` line ran (is it "
+                            "missing, or does an `if` leave this case out?).")
         path = array(value, what)
         if path.shape == (_STALE_STEPS,):
             raise WrongForm(f"{what} returned {_STALE_STEPS} weights; return "
