@@ -25,11 +25,9 @@ Eager only: in a graph, write an op (``Op`` with ``forward`` and ``backward``) i
 """
 import inspect
 
-import numpy as np
-
 from .context import next_sequence, no_grad, state
 from .errors import GradientError
-from .ops.base import Op
+from .ops.base import Op, sums_to
 from .tensor import Tensor
 
 __all__ = ["Function", "FunctionCtx"]
@@ -171,19 +169,11 @@ class _FunctionNode(Op):
         if g.device is not x.device:
             raise GradientError(f"{self.name}.backward returned the gradient of input {k} on "
                                 f"{g.device.name}, but input {k} is on {x.device.name}.")
-        if not _sums_to(g.shape, x.shape):
+        if not sums_to(g.shape, x.shape):
             raise GradientError(
                 f"{self.name}.backward returned a gradient of shape {tuple(g.shape)} for input "
                 f"{k} of shape {tuple(x.shape)}: a gradient has its input's shape.")
         return g if g.dtype == x.dtype else g.to(x.dtype)   # (PyTorch casts it too)
-
-
-def _sums_to(shape, target):
-    """Can broadcasting make ``shape`` from ``target`` (so summing gives ``target`` back)?"""
-    try:
-        return np.broadcast_shapes(shape, target) == tuple(shape)
-    except ValueError:
-        return False
 
 
 def _zeros_like(t):

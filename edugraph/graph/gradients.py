@@ -4,7 +4,8 @@ The same reverse walk as eager ``backward()``, but on symbolic tensors: every op
 is written with framework ops, so calling it here adds gradient nodes (under ``gradients/``)
 that a Session can fetch and the inspector can show. Gradients of gradients come for free.
 """
-from ..ops.base import Op, sum_to_shape
+from ..ops.base import (Op, backward_result, rank_known, sum_to_shape, sums_to,
+                        wrong_gradient_shape)
 from .core import Operation, SymbolicTensor, upstream_ops
 
 
@@ -62,11 +63,23 @@ def _walk(ys, xs, grad_ys, name, stops):
             if not op.inputs or not op.eg_op.differentiable or out in stops:
                 continue
             with graph.name_scope(op.name + "_grad"):
-                input_grads = op.eg_op.backward(grad, out, *op.inputs)
+                input_grads = backward_result(
+                    op.eg_op, op.eg_op.backward(grad, out, *op.inputs), op.inputs)
                 for inp, g in zip(op.inputs, input_grads):
                     if g is not None and inp.requires_grad and inp.op in between:
-                        _accumulate(grads, inp, sum_to_shape(g, inp))
+                        _accumulate(grads, inp, _to_shape(op.eg_op, g, inp, op.inputs))
     return [found.get(x) for x in xs]
+
+
+def _to_shape(op, grad, inp, inputs):
+    """``grad`` summed to ``inp``'s shape. A gradient whose shape is neither inp's nor a
+    broadcast of it is an error naming ``op`` here, where both shapes are known, rather than
+    in the Session that runs the sum."""
+    known = rank_known(grad.shape) and rank_known(inp.shape) and \
+        None not in grad.shape and None not in inp.shape
+    if known and not sums_to(tuple(grad.shape), tuple(inp.shape)):
+        raise wrong_gradient_shape(op, grad, inp, inputs)
+    return sum_to_shape(grad, inp)
 
 
 def _accumulate(grads, tensor, grad):

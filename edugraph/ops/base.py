@@ -171,6 +171,65 @@ def not_an_array(op, value):
         "the arrays it is given, e.g. `return x ** 3` or `return xp.asarray(...)`.")
 
 
+def backward_result(op, grads, inputs):
+    """``grads``, which ``op.backward`` returned for ``inputs``, checked: a tuple (or list)
+    with one gradient per input, each a tensor or None. The engine zips it with the inputs,
+    so a bare tensor, a short tuple or a numpy array would otherwise fail deep inside it, or
+    worse, quietly give an input no gradient. The eager engine calls this only when its quick
+    test (a tuple of the right length, tensors in it) fails; ``eg.gradients`` always."""
+    where = f"{type(op).__name__}.backward (op '{op.name}')"
+    n = len(inputs)
+    example = "`return (grad * 3 * x ** 2,)`" if n == 1 else "`return grad_x, grad_y`"
+    built = ("each an edugraph tensor built from the tensors backward gets (grad, out, the "
+             "inputs) with edugraph ops (eg.* or tensor operators), not numpy arrays or numbers")
+    if not isinstance(grads, (tuple, list)):
+        if isinstance(grads, Tensor):
+            got = "a single tensor, not a tuple (a missing comma?)"
+        else:
+            got = "None (no return statement?)" if grads is None else \
+                f"{_kind(grads)}, not a tuple"
+        raise TypeError(f"{where} returned {got}. Return a tuple with one gradient per input, "
+                        f"even for one input, e.g. {example}, {built}.")
+    if len(grads) != n:
+        raise TypeError(
+            f"{where} returned {len(grads)} gradient(s), but the op has {n} input(s). Return "
+            "one per input, in the order forward takes them (None for an input that needs "
+            f"none), e.g. {example}.")
+    for i, g in enumerate(grads):
+        if g is not None and not isinstance(g, Tensor):
+            raise TypeError(
+                f"{where} returned {_kind(g)} as the gradient of input {i}. Return "
+                f"a tuple with one gradient per input, e.g. {example}, {built}: the engine "
+                "adds them up and eg.gradients makes graph nodes of them.")
+    return grads
+
+
+def _kind(value):
+    """``value``'s class for a message: "a float", "a numpy.ndarray"."""
+    cls = type(value)
+    return f"a {cls.__name__}" if cls.__module__ == "builtins" else \
+        f"a {cls.__module__.split('.')[0]}.{cls.__name__}"
+
+
+def sums_to(shape, target):
+    """Can broadcasting make ``shape`` from ``target`` (so summing gives ``target`` back)?"""
+    try:
+        return np.broadcast_shapes(shape, target) == tuple(shape)
+    except ValueError:
+        return False
+
+
+def wrong_gradient_shape(op, grad, inp, inputs):
+    """The error for a gradient from ``op.backward`` that ``sum_to_shape`` cannot bring to its
+    input's shape: it has the shape of neither the input nor a broadcast of it."""
+    i = next(k for k, t in enumerate(inputs) if t is inp)
+    return ShapeError(
+        f"{type(op).__name__}.backward (op '{op.name}') returned a gradient of shape "
+        f"{tuple(grad.shape)} for input {i} of shape {tuple(inp.shape)}: a gradient has its "
+        "input's shape (or one that broadcasting made from it, which the engine sums back). "
+        "Did backward sum where it should multiply elementwise (grad * 3 * x ** 2)?")
+
+
 _INT_OR_FLOAT = {int, float}
 
 
@@ -289,7 +348,7 @@ class SumToShapeOf(ShapedLike):
         return sum_to_shape_array(xp, grad, like[0].shape if like else self.shape)
 
     def backward(self, grad, out, g, *like):
-        return (broadcast_like(grad, g),)          # (the shape's source gets no gradient)
+        return (broadcast_like(grad, g),) + (None,) * len(like)   # (like: none)
 
 
 class BroadcastLike(ShapedLike):
@@ -302,7 +361,7 @@ class BroadcastLike(ShapedLike):
         return broadcast_array(xp, x, like[0].shape if like else self.shape)
 
     def backward(self, grad, out, x, *like):
-        return (sum_to_shape(grad, x),)
+        return (sum_to_shape(grad, x),) + (None,) * len(like)
 
 
 def broadcast_array(xp, array, shape):

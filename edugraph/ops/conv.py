@@ -81,7 +81,8 @@ class Col2Im(ShapedLike):
         return image[:, top:top + h, left:left + w, :]
 
     def backward(self, grad, out, cols, *like):
-        return (apply(Im2Col(self.kernel_size, self.strides, self.padding), grad),)
+        return (apply(Im2Col(self.kernel_size, self.strides, self.padding), grad),) + \
+            (None,) * len(like)
 
 
 class MaxPool(Op):

@@ -270,7 +270,7 @@ class ScatterAdd(ShapedLike):
         return result
 
     def backward(self, grad, out, g, *like):
-        return (grad[self.index],)
+        return (grad[self.index],) + (None,) * len(like)
 
 
 class IndexPut(Op):
@@ -345,7 +345,7 @@ class GatherGrad(ShapedLike):
         return result
 
     def backward(self, grad, out, g, indices, *like):
-        return gather(grad, indices, self.axis), None
+        return (gather(grad, indices, self.axis), None) + (None,) * len(like)
 
 
 class Identity(Op):
