@@ -40,7 +40,10 @@ import numpy as np
 
 from .. import context, initializers
 from ..context import state
-from ..graph.core import name_scope
+from ..errors import NoValueError
+from ..graph.core import Graph, name_scope, placeholder
+from ..ops import math as math_ops
+from ..ops.linalg import matmul
 from ..tensor import (Tensor, as_dtype, check_flag, device_or_dtype, float32, float64,
                       tensor)
 from ..variable import Variable
@@ -90,6 +93,35 @@ class KerasTensor:
     def __repr__(self):
         made_by = f", made by '{self.layer.name}'" if self.layer is not None else ""
         return f"<KerasTensor shape={self.shape} dtype={self.dtype}{made_by}>"
+
+    # Arithmetic wires an op into the model as a layer (``OpLambda``), as in Keras: ResNet's
+    # ``x + shortcut``, ``0.5 * x``; the operand order is kept (``1 - x`` is not ``x - 1``).
+    def __add__(self, other): return OpLambda.wire(math_ops.add, self, other)
+    def __radd__(self, other): return OpLambda.wire(math_ops.add, other, self)
+    def __sub__(self, other): return OpLambda.wire(math_ops.subtract, self, other)
+    def __rsub__(self, other): return OpLambda.wire(math_ops.subtract, other, self)
+    def __mul__(self, other): return OpLambda.wire(math_ops.multiply, self, other)
+    def __rmul__(self, other): return OpLambda.wire(math_ops.multiply, other, self)
+    def __truediv__(self, other): return OpLambda.wire(math_ops.divide, self, other)
+    def __rtruediv__(self, other): return OpLambda.wire(math_ops.divide, other, self)
+    def __pow__(self, other): return OpLambda.wire(math_ops.pow, self, other)
+    def __rpow__(self, other): return OpLambda.wire(math_ops.pow, other, self)
+    def __matmul__(self, other): return OpLambda.wire(matmul, self, other)
+    def __rmatmul__(self, other): return OpLambda.wire(matmul, other, self)
+    def __neg__(self): return OpLambda.wire(math_ops.negative, self)
+
+    __array_ufunc__ = None      # ``np.ones(3) + x``: numpy leaves it to __radd__ above
+
+    def __array__(self, dtype=None, copy=None):
+        """What an edugraph function called on a KerasTensor meets where it makes its
+        arguments tensors (``eg.exp(x)``): there are no values to convert, as ``.numpy()`` of
+        a graph tensor has none."""
+        raise NoValueError(
+            f"{self!r} is a placeholder in a functional model: it has no values, so edugraph's "
+            "functions (eg.exp, eg.reduce_sum...) cannot compute on it. Use the operators "
+            "+ - * / ** @ and unary -, which add a layer to the model (x + shortcut, 0.5 * x), "
+            "or layers (eg.keras.layers.Add, Dense...); for another function, write a layer: "
+            "subclass eg.keras.layers.Layer and call the function in its call().")
 
 
 def _flat(args):
@@ -564,6 +596,42 @@ class Module:
 
     def extra_repr(self):
         return ""
+
+
+class OpLambda(Module):
+    """An edugraph function applied to KerasTensors, as a layer of a functional model: what the
+    operators wire in (``x + shortcut`` is an ``eg.add`` layer), as Keras's TFOpLambda.
+
+    Its inputs are the KerasTensor operands; the others (numbers, numpy arrays, tensors) are
+    kept as they are, in their places. Running the model calls the function on the inputs'
+    values, so the gradient is the function's own."""
+
+    def __init__(self, function, operands):
+        super().__init__(name=unique_name("eg." + function.__name__))
+        self.function = function
+        self._constants = [None if isinstance(o, KerasTensor) else o for o in operands]
+
+    @classmethod
+    def wire(cls, function, *operands):
+        """``function(*operands)`` as a new layer called on the KerasTensors among them;
+        NotImplemented (Python then raises its TypeError) for an operand of another kind."""
+        if not all(isinstance(o, (KerasTensor, numbers.Number, np.ndarray, np.generic)) or
+                   isinstance(o, Tensor) and o.graph is None for o in operands):
+            return NotImplemented
+        return cls(function, operands)([o for o in operands if isinstance(o, KerasTensor)])
+
+    def call(self, inputs):
+        given = iter(inputs)
+        return self.function(*(next(given) if c is None else c for c in self._constants))
+
+    def _call_symbolic(self, args, kwargs):
+        """The output's shape and dtype: the function run on placeholders in a scratch graph,
+        so its own shape rules apply, and its own error for shapes that do not fit comes
+        while the model is wired, naming them."""
+        with Graph().as_default():
+            out = self.call([placeholder(t.dtype, t.shape) for t in args[0]])
+        self.built, self.output_shape = True, tuple(out.shape)
+        return KerasTensor(out.shape, out.dtype, layer=self, inputs=args)
 
 
 class IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
