@@ -59,6 +59,7 @@ def _propagate(outputs, seeds, boundary=0, wanted=(), accumulate=True, free=Fals
     ended) count as leaves: a tape only sees what it recorded. Leaves are never on the heap;
     their gradients wait in ``grads`` until the end.
     """
+    __tracebackhide__ = True  # noqa: F841  (IPython: an error in an op's backward shows its line)
     grads = {}                      # node → its gradient so far (branches sum into it)
     for out, seed in zip(outputs, seeds):
         grads[out] = grads[out] + seed if out in grads else seed
@@ -250,6 +251,7 @@ def backward(output, grad=None, retain_graph=None, create_graph=False, inputs=No
     are marked as gone (the tensors keep their arrays, for the inspector), so a second
     ``backward()`` through that graph is an error, as there. Each forward pass makes a new
     graph, so ``loss.backward()`` once per pass adds the passes' gradients up in ``.grad``."""
+    __tracebackhide__ = True  # noqa: F841  (as in _propagate)
     free = not (create_graph if retain_graph is None else retain_graph)
     if isinstance(output, (list, tuple)):
         outputs = list(output)
@@ -295,6 +297,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     """d(sum of outputs)/d(inputs), returned (not accumulated), like ``torch.autograd.grad``
     (same arguments; ``retain_graph`` is not needed: the recorded graph is kept). A tuple with
     one gradient per input, also for a single input: ``grad(y, x)[0]``, as in PyTorch."""
+    __tracebackhide__ = True  # noqa: F841  (as in _propagate)
     outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
     inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
     grad_outputs = grad_outputs if isinstance(grad_outputs, (list, tuple)) else \

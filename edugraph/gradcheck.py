@@ -45,6 +45,9 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     the index, both values and the relative error (or returns False with
     ``raise_exception=False``).
     """
+    # (IPython leaves this frame out of a traceback that passes through it: the student's
+    # op raised, or its gradient is wrong, and this frame is neither)
+    __tracebackhide__ = True  # noqa: F841
     if state.graph is not None:
         raise RuntimeError("gradcheck runs func eagerly, on values; it was called while a "
                            "graph is being built. Call it outside `with graph.as_default():` "
@@ -96,6 +99,7 @@ def _float_outputs(result):
 def _analytic_jacobians(outputs, inputs, checked):
     """``[output k][position of input i]``: an array (output size × input size), row j being
     the gradients one backward pass sends to the input from a 1 at output element j."""
+    __tracebackhide__ = True  # noqa: F841  (as in gradcheck)
     sources = [inputs[i] for i in checked]
     jacobians = []
     for out in outputs:
@@ -121,6 +125,7 @@ def _analytic_jacobians(outputs, inputs, checked):
 
 def _numeric_jacobians(func, inputs, checked, eps):
     """Like ``_analytic_jacobians``, column by column: input element i nudged by ±eps."""
+    __tracebackhide__ = True  # noqa: F841  (as in gradcheck)
     columns = {}                                    # (k, i) → list of columns
     for i in checked:
         source = inputs[i]

@@ -1,5 +1,7 @@
 """eg.gradcheck: right gradients pass, wrong ones are named (output, input, index, both values,
 relative error), and its verdicts and tolerances are torch.autograd.gradcheck's."""
+import traceback
+
 import numpy as np
 import pytest
 import torch
@@ -155,3 +157,29 @@ def test_the_same_verdicts_as_torch_autograd_gradcheck(factor, passes):
     theirs = torch.autograd.gradcheck(lambda t: TorchCube.apply(t, factor), (x,),
                                       raise_exception=False)
     assert ours is theirs is passes
+
+
+@pytest.mark.parametrize("broken", ["forward", "backward"])
+def test_a_students_unfinished_op_shows_only_their_own_frames_in_ipython(broken):
+    """IPython leaves out frames whose locals hold __tracebackhide__: between the student's
+    gradcheck call and their op's stub, no edugraph frame is shown (lesson 1's student
+    versions ran 30 lines of edugraph's internals there)."""
+    class Cube(Op):
+        name = "cube"
+
+        def forward(self, xp, x):
+            if broken == "forward":
+                raise NotImplementedError()
+            return x ** 3
+
+        def backward(self, grad, out, x):
+            raise NotImplementedError()
+
+    x = eg.tensor([-1.5, 0.7, 2.0], dtype=eg.float64, requires_grad=True)
+    with pytest.raises(NotImplementedError) as failure:
+        eg.gradcheck(lambda t: apply(Cube(), t), (x,))
+    frames = [frame for frame, _ in traceback.walk_tb(failure.value.__traceback__)]
+    shown = [f.f_code.co_name for f in frames if "/edugraph/" in f.f_code.co_filename
+             and not f.f_locals.get("__tracebackhide__")]
+    assert shown == [], shown
+    assert frames[-1].f_code.co_name == broken

@@ -74,6 +74,7 @@ def apply(op, *args, name=None):
     mode, one pass over the inputs checks devices and dtypes, collects the arrays and sees
     whether any input requires a gradient.
     """
+    __tracebackhide__ = True  # noqa: F841  (IPython: an error in an op's forward shows its line)
     graph = state.graph
     plain = True                                # all arguments are eager Tensors (common case)
     for a in args:
