@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import edugraph as eg
-from edugraph.exercises import NotAttempted
+from edugraph.exercises import ExerciseNotPassed
 from edugraph.exercises.checking import find
 from tests.exercise_lines import line_of
 
@@ -195,8 +195,8 @@ def test_4_4_values_read_with_get_slot_pass_and_the_wrong_slot_or_a_tensor_is_ex
                    ).startswith("✗ 4.4: rms_after_2 holds the last step")
 
 
-def test_4_4_one_name_still_unset_is_not_attempted():
-    with pytest.raises(NotAttempted):
+def test_4_4_one_name_still_unset_is_begun_and_named():
+    with pytest.raises(ExerciseNotPassed, match="^✗ 4.4: rms_after_2 is not set yet"):
         find("4.4").verify({"rms_after_2": ..., "p_after_2": np.zeros(2)})
 
 

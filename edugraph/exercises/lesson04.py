@@ -31,6 +31,16 @@ def _valley_gradient(p):
     return np.array([0.1 * p[0], 2 * p[1]])
 
 
+def _bowl(p):
+    """A tilted bowl that the lesson does not use: a path must follow the grad_fn it is given
+    (an answer that ran the lesson's optimizer on the lesson's losses would not)."""
+    return 0.3 * p[0] * p[0] + 0.2 * p[0] * p[1] + 0.5 * p[1] * p[1]
+
+
+def _bowl_gradient(p):
+    return np.array([0.6 * p[0] + 0.2 * p[1], 0.2 * p[0] + p[1]])
+
+
 def _optimizer_path(optimizer, loss_fn, start, num_steps):
     """The parameter after 0, 1, ..., num_steps updates (the lesson's ``trajectory``)."""
     with eg.Graph().as_default():
@@ -184,6 +194,7 @@ def _one_row_short(got, reference):
 _MOMENTUM_PROBES = (
     ("valley", _valley, _valley_gradient, np.array([-9.0, 2.0]), 0.4, 0.9),
     ("parabola", _parabola, _parabola_gradient, 0.0, 0.03, 0.7),
+    ("bowl", _bowl, _bowl_gradient, np.array([3.0, -2.0]), 0.2, 0.8),
 )
 
 
@@ -262,7 +273,7 @@ ex4_2 = Exercise(
     run=_run_momentum,
     reference=_momentum_reference,
     passed=f"momentum_path follows MomentumOptimizer step for step ({_NUM_STEPS} steps on "
-           "the valley and on the parabola, to 1e-4): a ← μa + g, then w ← w - ηa.",
+           "the valley, the parabola and a tilted bowl, to 1e-4): a ← μa + g, then w ← w - ηa.",
     expected="momentum_path(grad_fn, start, lr, momentum, num_steps) returns the start and "
              "the position after each step, an array of shape (num_steps + 1,) + start's "
              "shape, following MomentumOptimizer (checked to 1e-4).",
@@ -301,6 +312,7 @@ ex4_2 = Exercise(
 _ADAM_PROBES = (
     ("valley", _valley, _valley_gradient, np.array([-9.0, 2.0]), 0.5, 0.9, 0.999, 1e-8),
     ("parabola", _parabola, _parabola_gradient, 0.0, 0.05, 0.8, 0.99, 0.1),
+    ("bowl", _bowl, _bowl_gradient, np.array([3.0, -2.0]), 0.3, 0.85, 0.99, 1e-8),
 )
 _ADAM_NOT_FINITE = ("a square root of a negative number (v averages g², which is never "
                     "negative), or a division by 1 - β1ᵗ with t = 0 (t counts steps from 1)?")
@@ -382,7 +394,7 @@ ex4_3 = Exercise(
     run=_run_adam,
     reference=_adam_reference,
     passed=f"adam_path follows AdamOptimizer step for step ({_NUM_STEPS} steps on the valley, "
-           "and on the parabola with ε = 0.1, to 1e-3): bias-corrected rate η_t, "
+           "a tilted bowl, and the parabola with ε = 0.1, to 1e-3): bias-corrected rate η_t, "
            "ε added to √v.",
     expected="adam_path(grad_fn, start, lr, num_steps, beta1, beta2, epsilon) returns the "
              "start and the position after each step, an array of shape (num_steps + 1,) + "
