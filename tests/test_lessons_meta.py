@@ -37,8 +37,7 @@ def source(cell):
 
 def compared(cell):
     """Whether nbval compares this cell's stored output with a fresh run."""
-    tags = cell.get("metadata", {}).get("tags", [])
-    return "NBVAL_IGNORE_OUTPUT" not in source(cell) and "nbval-ignore-output" not in tags
+    return "nbval-ignore-output" not in cell.get("metadata", {}).get("tags", [])
 
 
 def output_texts(cell):
@@ -95,9 +94,10 @@ def notebooks_opened(path):
 def test_the_start_pages_links_open_the_same_notebooks_in_both_versions():
     solved = notebooks_opened(LESSONS / "00_start_here.ipynb")
     assert len(solved) == 2 * 12 + 1        # each lesson twice, and this page's student version
-    # the student version's note at its top links back to the solved page as well
+    # the student version's note at its top links back to the solved page as well; its
+    # "student version of this page" is text there, not a link to itself
     assert notebooks_opened(LESSONS / "student" / "00_start_here.ipynb") == \
-        solved | {LESSONS / "00_start_here.ipynb"}
+        solved - {LESSONS / "student" / "00_start_here.ipynb"} | {LESSONS / "00_start_here.ipynb"}
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
@@ -159,7 +159,16 @@ def test_compared_outputs_hold_no_machine_details(path):
              for text in output_texts(cell) for match in [MACHINE_DETAILS.search(text)] if match]
     assert not found, (f"{path.name}: stored outputs that nbval compares show memory addresses "
                        f"or temporary paths, which change on every run (cell, text): {found[:3]}; "
-                       "print names instead, or start the cell with # NBVAL_IGNORE_OUTPUT")
+                       "print names instead, or tag the cell nbval-ignore-output")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_nbvals_markers_are_tags_not_lines_students_read(path):
+    marked = [i for i, cell in enumerate(code_cells(load(path)))
+              if "NBVAL_" in source(cell)]
+    assert not marked, (f"{path.name}: code cells {marked} start with an nbval comment, which "
+                        "the student reads as code; give the cell the tag (e.g. "
+                        "nbval-ignore-output) instead")
 
 
 def png_size(data):

@@ -73,7 +73,7 @@ def test_nbgrader_generate_assignment_releases_the_student_versions(tmp_path):
         assert ours.cells.pop(1).id == "student-version-note"
         # ours also lives in student/, where links to other notebooks are written to open
         # the files they open in the solved lesson
-        released = student_versions.links_from_student_folder(released)
+        released = student_versions.links_from_student_folder(released, path.name)
         assert _without_execution_times(released) == ours, path.name
 
 

@@ -40,8 +40,8 @@ def student_version(solved):
     return nb
 
 
-# a markdown link's target: [text](target)
-_LINK = re.compile(r"(\]\()([^)\s]+)(\))")
+# a markdown link: [text](target)
+_LINK = re.compile(r"\[([^\]]*)\](\()([^)\s]+)\)")
 
 
 def _seen_from_student_folder(target):
@@ -52,12 +52,16 @@ def _seen_from_student_folder(target):
     return posixpath.relpath(posixpath.normpath(target), "student")
 
 
-def links_from_student_folder(nb):
-    """``nb`` (changed in place) with its markdown links written for the ``student/`` folder."""
+def links_from_student_folder(nb, name):
+    """``nb``, the student version of lesson ``name`` (changed in place), with its markdown
+    links written for the ``student/`` folder; a link to this very page (the solved lesson's
+    "the student version of this page") keeps its words and loses the link."""
+    def relinked(link):
+        target = _seen_from_student_folder(link[3])
+        return link[1] if target == name else f"[{link[1]}]({target})"
     for cell in nb.cells:
         if cell.cell_type == "markdown":
-            cell.source = _LINK.sub(
-                lambda m: m[1] + _seen_from_student_folder(m[2]) + m[3], cell.source)
+            cell.source = _LINK.sub(relinked, cell.source)
     return nb
 
 
@@ -76,7 +80,7 @@ def solved_lessons(folder=LESSONS):
 def render(path):
     """The text of the student version of the solved lesson at ``path``."""
     solved = nbformat.read(path, as_version=4)
-    student = links_from_student_folder(student_version(solved))
+    student = links_from_student_folder(student_version(solved), path.name)
     return nbformat.writes(_with_note(student, path.name)) + "\n"
 
 
