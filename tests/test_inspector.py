@@ -8,8 +8,9 @@ from widgets.inspector import GraphInspector
 from widgets.inspector import colours
 from widgets.inspector.detail import heatmap, node_detail
 from widgets.inspector.layout import crossings, layered_layout, spread
-from widgets.inspector.scene import MARKER, Scene
+from widgets.inspector.scene import MARKER, NOTE_PX, Scene
 from widgets.inspector.widget import MAX_BOXES
+from widgets.measure import text_width
 
 
 def f(x, w, b):
@@ -232,6 +233,28 @@ def test_fan_out_is_labelled_sums():
     assert "<i>sums 3</i>" in gates
 
 
+def test_a_long_summed_gradient_wraps_under_its_node():
+    """Lesson 9: x's "∇ 1×3×2 μ=… = 1×3×2 μ=… + … + …" was one line of 530 px, across the
+    wires beside x; it now wraps before each "=" and "+" (a short sum stays one line)."""
+    x = eg.tensor(np.linspace(-0.4, 0.4, 6).reshape(1, 3, 2), requires_grad=True)
+    view = graph_view((eg.tanh(x) * 3.0 + eg.exp(x) + x * 2.0).mean(), names={"x": x})
+    frame = view.frame()
+    scene = Scene(frame)
+    notes = [(text, y) for trace, _, y, text, _ in scene.texts(frame) if trace == "notes"]
+    assert [text[0] for text, _ in notes] == ["∇", "=", "+", "+"]
+    assert all(text_width(text, 12) <= NOTE_PX for text, _ in notes)
+    assert all(y1 > y0 for (_, y0), (_, y1) in zip(notes, notes[1:]))    # one under another
+    signs = {b.symbol for b in frame.boxes if b.symbol}     # (a sign sits in its circle)
+    words = [(text, box) for text, box in scene.label_boxes(frame) if text not in signs]
+    assert overlaps(words + markers(scene, frame)) == []
+    x_box = scene.sizes[view.node("x").id]
+    assert x_box[0] <= NOTE_PX + 1                      # the column stays narrow
+    y = eg.tensor(3.0, requires_grad=True)
+    short = graph_view(y * y + y, names={"y": y}).frame()
+    assert [text for trace, *_, text, _ in Scene(short).texts(short)
+            if trace == "notes"] == ["∇ 7 = 3 + 3 + 1"]
+
+
 def test_collapsed_scope_stands_for_its_nodes():
     view = f_view()
     for n in view.nodes:
@@ -407,6 +430,26 @@ def test_the_picture_scrolls_and_the_detail_sits_beside_or_below():
     assert inspector.picture.children == (inspector.figure,)
     assert inspector.body.layout.flex_flow == "row wrap"        # the detail wraps below
     assert inspector.detail.layout.min_width == "300px"        # ... rather than shrink
+
+
+def test_a_picture_a_little_too_wide_for_the_notebook_shrinks_to_fit():
+    """Lesson 10's graph was 85 px wider than the output area (its loss cut at the right
+    edge): a wide, short picture shrinks to the width the browser reports, down to
+    MIN_SCALE, words and markers with it; a much wider one keeps its size and scrolls."""
+    inspector = GraphInspector(lambda x, w, b: eg.tanh(eg.sigmoid(w * x + b) * 2.0) ** 2,
+                               x=2.0, w=-1.0, b=3.0)
+    width, height = inspector.scene.width, inspector.scene.height
+    layout, traces = inspector.figure.layout, inspector.traces
+    assert (layout.width, traces["values"].textfont.size) == (width, 14)   # no browser yet
+    inspector.theme.width = round(0.9 * width) + 4              # (4: the box's border)
+    assert layout.width == round(0.9 * width) and layout.height == round(0.9 * height)
+    assert traces["values"].textfont.size == pytest.approx(0.9 * 14, abs=0.02)
+    assert max(traces["nodes"].marker.size) == pytest.approx(0.9 * MARKER["op"], abs=0.1)
+    assert inspector.picture.layout.max_width == f"{round(0.9 * width) + 2}px"
+    inspector.theme.width = width // 2                  # too narrow: full size, scrolls
+    assert layout.width == width and traces["values"].textfont.size == 14
+    inspector.theme.width = 3 * width
+    assert layout.width == width
 
 
 def test_figures_follow_the_notebook_theme():

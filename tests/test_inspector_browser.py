@@ -172,22 +172,46 @@ LESSON_3_TRAINING = LESSON_3.replace(
     "**lesson3_graph()", '**{**lesson3_graph(), "collapsed": ["gradients", "GradientDescent"]}')
 
 
+# Is node ``label`` inside the part of the figure its scroll box shows?
+IN_VIEW = """(label) => {
+    const plot = document.querySelector('.js-plotly-plot');
+    const trace = plot.calcdata.find(t => t[0] && t[0].trace.name === 'nodes');
+    const i = trace[0].trace.text.findIndex(t => t === label);
+    const box = plot.closest('.widget-box'), x = plot._fullLayout.xaxis.l2p(trace[i].x);
+    return box.scrollLeft < x && x < box.scrollLeft + box.clientWidth;
+}"""
+
+
 def test_a_wide_short_graph_takes_the_whole_row_with_its_detail_under_it():
     """Lesson 3's training graph (about 2000 x 320 px) beside the detail showed a third of
     itself at 1400 px with the file browser open (its layer's Relu and the loss hidden):
-    it now scrolls across the output's whole width, the detail under it."""
+    it now scrolls across the output's whole width, the detail under it, and shows the node
+    the detail describes (the loss, at its right end, was off-screen)."""
     with lab_notebook([LESSON_3_TRAINING, "inspector"], viewport=(1400, 1000)) as page:
         page.wait_for_selector(".js-plotly-plot .scatterlayer", state="attached")
         assert not cell_errors(page)
         page.wait_for_timeout(1500)
+        # JupyterLab's first layout, as a student opens it: the file browser takes 260 px
+        assert page.evaluate("() => window.jupyterapp.shell.leftCollapsed") is False
         sizes = page.evaluate(SIZES)
         row = page.evaluate("""() => document.querySelector('.js-plotly-plot')
             .closest('.jp-OutputArea-output').getBoundingClientRect().width""")
+        assert row < 1000
         assert sizes["box"] >= 0.95 * row                      # the whole row ...
         assert sizes["scroll"] > sizes["box"] and sizes["bar"] >= 8     # ... and scrolls
         assert sizes["detailTop"] >= sizes["plotBottom"] - 1    # the detail under it
         assert sizes["detail"] >= 300
+        detail = page.locator(".inspector-detail").first
+        assert detail.inner_text().startswith("Mean")
+        assert not page.evaluate(IN_VIEW, "x")          # (the picture is wider than the row)
+        page.wait_for_function(IN_VIEW, arg="Mean", timeout=10_000)    # the loss in view
+        assert page.evaluate(IN_VIEW, "GradientDescent")   # and the boxes the text opens
         screenshot(page, "inspector-lesson3-training-1400", PICTURE)
+        click_node(page, "MatMul")                  # (scrolled to it, at the left)
+        page.wait_for_function("() => document.querySelector('.inspector-detail h4')"
+                               ".textContent.startsWith('MatMul')", timeout=60_000)
+        assert page.evaluate(IN_VIEW, "MatMul") and not page.evaluate(IN_VIEW, "Mean")
+        screenshot(page, "inspector-lesson3-training-1400-matmul", PICTURE)
 
 
 STATIC_SETUP = """\

@@ -6,9 +6,12 @@ JupyterLab sets and changes when the student picks another theme; elsewhere, the
 of the background) and send it back as ``dark``, and the width of the output area it is shown
 in as ``width`` (again whenever that changes: a resized window, the file browser opened). A
 widget puts a probe among its children and redraws its figures when ``dark`` or ``width``
-changes: a plotly figure has a size in pixels, which the widget must choose. HTML parts need no
-probe: they are styled with JupyterLab's CSS variables (``var(--jp-ui-font-color1)``), which
-follow the theme by themselves.
+changes: a plotly figure has a size in pixels, which the widget must choose. A figure wider
+than the notebook scrolls in its box: the widget sets ``keep_in_view`` to the point (px from the
+figure's left) the student must see, e.g. the node the text beside it describes, and the probe
+scrolls the box there when that point is out of view. HTML parts need no probe: they are
+styled with JupyterLab's CSS variables (``var(--jp-ui-font-color1)``), which follow the theme
+by themselves.
 """
 import anywidget
 import ipywidgets as w
@@ -46,7 +49,27 @@ export default {
     };
     const sizes = new ResizeObserver(measure);
     requestAnimationFrame(() => { measure(); if (area) sizes.observe(area); });
-    return () => { watch.disconnect(); sizes.disconnect(); };
+    // the first figure beside the probe, in its scroll box; tried again for a while, as the
+    // figure is drawn (and widened) after the probe hears of the point
+    const follow = (deadline) => {
+      const x = model.get("keep_in_view");
+      const plot = el.parentElement && el.parentElement.querySelector(".js-plotly-plot");
+      const box = plot && plot.closest(".widget-box");
+      if (x < 0) return;
+      if (!box || box.scrollWidth < x) {
+        if (performance.now() < deadline) setTimeout(() => follow(deadline), 100);
+        return;
+      }
+      // (near an edge counts as out of view: the words on a node's wires are beside it)
+      const left = box.scrollLeft, seen = box.clientWidth;
+      if (x < left + seen / 4 || x > left + seen * 3 / 4) box.scrollLeft = x - seen / 2;
+    };
+    const followSoon = () => follow(performance.now() + 5000);
+    model.on("change:keep_in_view", followSoon);
+    followSoon();
+    return () => {
+      watch.disconnect(); sizes.disconnect(); model.off("change:keep_in_view", followSoon);
+    };
   },
 };
 """
@@ -54,11 +77,13 @@ export default {
 
 class ThemeProbe(anywidget.AnyWidget):
     """``dark`` is True while the notebook shows a dark theme; ``width`` is the width in px of
-    the output area the widget is in (0 until a browser has shown it)."""
+    the output area the widget is in (0 until a browser has shown it); ``keep_in_view``: the
+    point of the figure beside the probe that its scroll box shows (-1: none)."""
 
     _esm = ESM
     dark = traitlets.Bool(False).tag(sync=True)
     width = traitlets.Int(0).tag(sync=True)
+    keep_in_view = traitlets.Float(-1).tag(sync=True)
 
     @property
     def name(self):

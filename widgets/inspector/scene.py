@@ -8,6 +8,7 @@ arrays, and ``Scene.label_boxes(frame)`` lists the rectangle of every text it wr
 check that no two overlap). Nothing here touches a widget.
 """
 import math
+import re
 
 from ..measure import text_width
 from . import colours
@@ -25,12 +26,21 @@ SHAPE = {"op": "circle", "input": "square", "variable": "diamond", "constant": "
          "placeholder": "triangle-right", "scope": "square", "part": "square"}
 RESERVED = "-0.1234"        # room kept for a number on a wire (wider ones: a new layout)
 BOX_HEIGHT = 46             # a collapsed scope or part
+NOTE_PX = 170               # the widest line under a node's name: a longer note wraps (one
+                            # line of a summed gradient's terms ran across other wires)
 
 
-def _second_line(box):
+def _note_lines(box):
     """What is written under a node's name: a note (a summed gradient, a fused node's ops)
-    and the gradient check's verdict."""
-    return " · ".join(filter(None, [box.note, box.check]))
+    and the gradient check's verdict, wrapped before " = " and " + " into lines of at most
+    NOTE_PX (``∇ 7 = 3 + 3 + 1`` stays one line; three terms of ``1×3×2 μ=0.1534`` do not)."""
+    lines = []
+    for part in re.split(r" (?=[=+] )", " · ".join(filter(None, [box.note, box.check]))):
+        if lines and text_width(f"{lines[-1]} {part}", NAME_PX) <= NOTE_PX:
+            lines[-1] += " " + part
+        elif part:
+            lines.append(part)
+    return lines
 
 
 def _symbol_px(box):
@@ -76,9 +86,10 @@ class Scene:
             title = text_width(box.label, TITLE_PX, bold=True)
             return max(title, text_width(f"▸ {box.members} nodes", NAME_PX)) + 20, BOX_HEIGHT
         marker = MARKER[box.kind]
+        notes = _note_lines(box)
         words = [text_width(box.label, NAME_PX, bold=box.kind != "op"),
-                 text_width(box.gate or "", GATE_PX), text_width(_second_line(box), NAME_PX)]
-        lines = 1 + bool(_second_line(box))
+                 text_width(box.gate or "", GATE_PX)] + [text_width(n, NAME_PX) for n in notes]
+        lines = 1 + len(notes)
         return max([marker + 4] + words), marker + (lines + 1) * LINE * NAME_PX + 6
 
     def _label_size(self, index, wire):
@@ -128,9 +139,8 @@ class Scene:
                               GATE_PX))
             label = b.label if b.kind == "op" else f"<b>{b.label}</b>"
             found.append(("names", x, y + half + line / 2 + 1, label, NAME_PX))
-            if _second_line(b):
-                found.append(("notes", x, y + half + 1.5 * line + 1, _second_line(b),
-                              NAME_PX))
+            for k, note in enumerate(_note_lines(b)):
+                found.append(("notes", x, y + half + (1.5 + k) * line + 1, note, NAME_PX))
         drawn = [w for w in frame.wires if w.kind != "control"]
         for i, (w, route) in enumerate(zip(drawn, self.routes)):
             if route.label is None:

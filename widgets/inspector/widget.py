@@ -16,8 +16,10 @@ top-level scopes, then parts of it), which opens part by part.
 
 The widget only lays out and draws: every word and number comes from ``view.frame(step)``
 (``edugraph/view/frame.py``). The figure is ONE plotly FigureWidget, in pixels, inside a box
-that scrolls when the graph is wider than the notebook; its traces are rewritten in place
-inside ``figure.batch_update()``, so the browser gets one message per change.
+that scrolls when the graph is wider than the notebook (to the node the detail describes, when
+that is out of view; a graph a little too wide shrinks to fit instead); its traces are
+rewritten in place inside ``figure.batch_update()``, so the browser gets one message per
+change.
 """
 import html
 import math
@@ -43,6 +45,8 @@ WHOLE_UP_TO_PX = 760            # px: a picture this wide or less is shown whole
                                 # under it if need be (beside it from a notebook ~1100 px wide)
 SHORT_PX = 400                  # px: a wider picture this short takes the whole row, so that
                                 # more of it shows; the detail under it is still in view
+MIN_SCALE = 0.8                 # a picture that takes the whole row shrinks to fit it, down to
+                                # this (14 px numbers to 11 px); a wider one scrolls
 TEXT_TRACES = {"symbols": SYMBOL_PX, "names": NAME_PX, "gates": GATE_PX, "notes": NAME_PX,
                "titles": TITLE_PX, "values": WIRE_PX, "grads": WIRE_PX, "rules": RULE_PX}
 SHADE_LEVELS = range(-4, 5)
@@ -72,7 +76,7 @@ class GraphInspector(w.VBox):
         self._syncing = False             # True while controls are set to match the view
         self.theme = ThemeProbe()
         self.figure = go.FigureWidget()
-        self._styled = None               # the theme the traces were last styled for
+        self._styled = None               # the (theme, scale) the traces were styled for
         self._written = {}                # (trace, property) → the value last written
         self._add_traces()
         frame = self.view.frame()
@@ -81,6 +85,7 @@ class GraphInspector(w.VBox):
         self.view.listeners.append(lambda view: self._redraw())
         self.view.display_listeners.append(lambda view: self._redraw(new_scene=True))
         self.theme.observe(lambda change: self._redraw(), "dark")
+        self.theme.observe(self._on_width, "width")
         self._redraw(frame=frame)       # (the controls ask for this frame: the result)
 
     # ------------------------------------------------------------------ building
@@ -96,10 +101,10 @@ class GraphInspector(w.VBox):
         self.nodes = self.traces["nodes"]
         self.nodes.on_click(self._on_click)
 
-    def _style(self, theme):
+    def _style(self, theme, scale):
         ink, t = colours.THEMES[theme], self.traces
-        t["arrows"].marker.update(symbol="triangle-right", size=11)
-        t["rings"].marker.update(symbol="circle-open", line=dict(width=4))
+        t["arrows"].marker.update(symbol="triangle-right", size=11 * scale)
+        t["rings"].marker.update(symbol="circle-open", line=dict(width=4 * scale))
         # (no plotly template: every colour is set here, and a template is slow to set)
         self.figure.update_layout({k: v for k, v in FIGURE[theme].items() if k != "template"})
         self.figure.update_layout(
@@ -109,17 +114,18 @@ class GraphInspector(w.VBox):
             xaxis=dict(visible=False, fixedrange=True, autorange=False),
             yaxis=dict(visible=False, fixedrange=True, autorange=False))
         t["boxes"].update(mode="lines", fill="toself", fillcolor=ink["box"],
-                          line=dict(color=ink["box_line"], width=1.5))
+                          line=dict(color=ink["box_line"], width=1.5 * scale))
         for level in SHADE_LEVELS:
-            t[f"wires {level}"].update(mode="lines",
-                                       line=dict(color=colours.SHADES[level + 4], width=3))
+            t[f"wires {level}"].update(mode="lines", line=dict(
+                color=colours.SHADES[level + 4], width=3 * scale))
         lines = {"casing": (ink["casing"], 6, "solid"),
                  "wires without gradient": (ink["wire"], 1.8, "solid"),
                  "group wires": (ink["wire"], 1.5, "solid"),
                  "control edges": (ink["wire"], 1.2, "dot"),
                  "active wires": (ink["active"], 9, "solid")}
         for name, (colour, width, dash) in lines.items():
-            t[name].update(mode="lines", line=dict(color=colour, width=width, dash=dash))
+            t[name].update(mode="lines", line=dict(color=colour, width=width * scale,
+                                                   dash=dash))
         t["active wires"].opacity = 0.55
         t["arrows"].mode = t["rings"].mode = t["nodes"].mode = "markers"
         words = {"symbols": None, "names": ink["text"], "gates": ink["gate"],
@@ -129,7 +135,7 @@ class GraphInspector(w.VBox):
             t[name].update(mode="text", cliponaxis=False, textposition="middle center")
             t[name].textfont.family = FONT
             if name != "symbols":           # (each sign has its own size, set per frame)
-                t[name].textfont.size = px
+                t[name].textfont.size = px * scale
             if words[name] is not None:
                 t[name].textfont.color = words[name]
 
@@ -215,6 +221,11 @@ class GraphInspector(w.VBox):
     def _move(self, delta):
         self.step.value = min(self.step.max, max(0, self.step.value + delta))
 
+    def _on_width(self, _):
+        """The notebook's width changed: redraw if the picture now shrinks otherwise."""
+        if self._styled and self._styled[1] != self._scale():
+            self._redraw()
+
     def _on_control(self, change):
         if change["owner"] is self.grad_check:
             self.check = self.view.gradient_check() if change["new"] else None
@@ -260,15 +271,16 @@ class GraphInspector(w.VBox):
         self._show_state(frame)
         if new_scene or not self.scene.fits(frame):
             self.scene = Scene(frame)
-        theme = self.theme.name
+        theme, scale = self.theme.name, self._scale()
         drawn = self.scene.draw(frame, theme, self.selected)
         with self.figure.batch_update():
-            if self._styled != theme:          # (only when the theme changes)
-                self._styled = theme
-                self._style(theme)
-            self._draw_frame(drawn)
+            if self._styled != (theme, scale):     # (only when one of them changes)
+                self._styled = theme, scale
+                self._style(theme, scale)
+            self._draw_frame(drawn, scale)
+            # (the axes stay in the scene's pixels: plotly shrinks the positions)
             self.figure.update_layout(
-                width=self.scene.width, height=self.scene.height,
+                width=round(self.scene.width * scale), height=round(self.scene.height * scale),
                 xaxis_range=[0, self.scene.width], yaxis_range=[self.scene.height, 0])
         # as wide as the picture at most: a small graph keeps the detail right beside it;
         # and a small graph asks for all of its width, so where the detail does not fit
@@ -276,11 +288,11 @@ class GraphInspector(w.VBox):
         # (the output) off. So does a wide but short one (a layer's training graph, an
         # unrolled loop), which then scrolls across the whole row; a wide and tall graph
         # scrolls in its box with the detail beside it, where a click's detail stays in view.
-        width = self.scene.width + 2
+        width = round(self.scene.width * scale) + 2
         self.picture.layout.max_width = f"{width}px"
-        whole_row = width <= WHOLE_UP_TO_PX or self.scene.height <= SHORT_PX
-        basis = width if whole_row else PICTURE_BASIS_PX
+        basis = width if self._whole_row() else PICTURE_BASIS_PX
         self.picture.layout.flex = f"1 1 {basis}px"
+        self.theme.keep_in_view = self._shown_x(frame, scale)
         self.caption.value = f"<b>{html.escape(frame.caption)}</b>"
         self.legend.value = legend(frame, theme)
         self.detail.value = node_detail(frame.detail, frame.scales)
@@ -289,6 +301,27 @@ class GraphInspector(w.VBox):
         self.summary_row.layout.display = "flex" if frame.summary else "none"
         self.back_to_summary.layout.display = "" if frame.parts_opened else "none"
         self.scope_row.layout.display = "flex" if self.collapse.options else "none"
+
+    def _whole_row(self):
+        return self.scene.width + 2 <= WHOLE_UP_TO_PX or self.scene.height <= SHORT_PX
+
+    def _scale(self):
+        """How much the picture shrinks: to the output area's width (``theme.width``, which
+        the browser reports) where it takes the whole row and fits at MIN_SCALE or more (lesson
+        10's graph was 85 px too wide); else not at all (it scrolls)."""
+        room = self.theme.width - 4     # (the box is 2 px wider than the picture; 2 spare)
+        if room <= 0 or self.scene.width <= room or not self._whole_row():
+            return 1.0
+        return room / self.scene.width if room / self.scene.width >= MIN_SCALE else 1.0
+
+    def _shown_x(self, frame, scale):
+        """Where (px from the picture's left) the node the detail describes is, or the box of
+        this step's node: a picture wider than the notebook scrolls to it (lesson 3's loss
+        sat off-screen, at the right end, while the detail described it)."""
+        for box in (frame.detail and frame.detail.id, frame.active):
+            if box in self.scene.position:
+                return self.scene.position[box][0] * scale
+        return -1
 
     def _show_state(self, frame):
         """Every control shows what ``frame`` draws (setting one does not act on the view)."""
@@ -305,9 +338,10 @@ class GraphInspector(w.VBox):
         finally:
             self._syncing = False
 
-    def _draw_frame(self, drawn):
+    def _draw_frame(self, drawn, scale):
         """Write the drawn arrays into the traces: only those that changed (a slider often
-        changes a few numbers, and plotly checks every array it is given)."""
+        changes a few numbers, and plotly checks every array it is given); sizes in pixels
+        times ``scale``."""
         props = {("boxes", "x"): drawn["boxes_x"], ("boxes", "y"): drawn["boxes_y"]}
         lines = drawn["lines"]
         for level in SHADE_LEVELS:
@@ -322,19 +356,20 @@ class GraphInspector(w.VBox):
                       ("arrows", "marker.angle"): arrows["angle"],
                       ("arrows", "marker.color"): arrows["colour"],
                       ("rings", "x"): rings["x"], ("rings", "y"): rings["y"],
-                      ("rings", "marker.size"): rings["size"],
+                      ("rings", "marker.size"): _times(rings["size"], scale),
                       ("rings", "marker.color"): rings["colour"],
                       ("nodes", "x"): nodes["x"], ("nodes", "y"): nodes["y"],
                       ("nodes", "text"): nodes["text"], ("nodes", "hovertext"): nodes["hover"],
                       ("nodes", "customdata"): nodes["ids"],
                       ("nodes", "marker.symbol"): nodes["symbol"],
-                      ("nodes", "marker.size"): nodes["size"],
+                      ("nodes", "marker.size"): _times(nodes["size"], scale),
                       ("nodes", "marker.color"): nodes["colour"],
                       ("nodes", "marker.opacity"): nodes["opacity"],
                       ("nodes", "marker.line.color"): nodes["line_colour"],
-                      ("nodes", "marker.line.width"): nodes["line_width"],
+                      ("nodes", "marker.line.width"): _times(nodes["line_width"], scale),
                       ("symbols", "textfont.color"): drawn["texts"]["symbols"]["colour"],
-                      ("symbols", "textfont.size"): drawn["texts"]["symbols"]["size"]})
+                      ("symbols", "textfont.size"):
+                          _times(drawn["texts"]["symbols"]["size"], scale)})
         for name in TEXT_TRACES:
             texts = drawn["texts"].get(name, {"x": [], "y": [], "text": []})
             for key in ("x", "y", "text"):
@@ -347,6 +382,10 @@ class GraphInspector(w.VBox):
     def __repr__(self):
         """The table of nodes and gradients: what a notebook shows where widgets do not run."""
         return self.view.to_text()
+
+
+def _times(sizes, scale):
+    return [size * scale for size in sizes]
 
 
 def _fit_slider(slider, value):
