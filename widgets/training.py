@@ -9,16 +9,21 @@ them. The best validation epoch is marked (lowest loss, highest accuracy): where
 is where the model starts to overfit.
 
 Each epoch is drawn as it ends, under a line "epoch k / N" (N: ``fit``'s epochs, from Keras's
-``params`` when ``fit`` hands them over, or ``TrainingPlot(epochs=N)``). The figure is on the
-page from the start of ``fit``: the browser loads plotly while the first epoch runs, and a
-short ``fit`` is not over before the picture appears. The picture is one plotly FigureWidget
-updated in place, and follows the notebook's light or dark theme.
+``params`` when ``fit`` hands them over, or ``TrainingPlot(epochs=N)``). An epoch that ends less
+than ``REDRAW_S`` seconds after the last redraw waits for the next epoch's, which draws both;
+the first and the last epoch and the end of ``fit`` are drawn at once. (On a busy 2-core
+machine a redraw per epoch made lesson 6's 49-epoch ``fit`` up to four times slower: the
+browser's redraws took the kernel's CPU.) The figure
+is on the page from the start of ``fit``: the browser loads plotly while the first epoch runs,
+and a short ``fit`` is not over before the picture appears. The picture is one plotly
+FigureWidget updated in place, and follows the notebook's light or dark theme.
 
 A saved notebook keeps text: when ``fit`` ends, the final summary (epochs, last and best
 values) is written as an output of its own below the plot. (Updating the plot's own output
 instead would store a text that nbval never sees: nbval ignores display updates.)
 """
 import math
+import time
 
 import ipywidgets as w
 import plotly.graph_objects as go
@@ -30,6 +35,7 @@ from .notebook import FIGURE, ThemeProbe
 
 TRAIN, VALIDATION = "#1f77b4", "#ff7f0e"
 WIDTH = 440               # px
+REDRAW_S = 0.3            # s: the least time between two redraws while fit runs
 LIVE = "TrainingPlot: the curves are drawn live; the summary follows when fit ends"
 
 
@@ -70,6 +76,7 @@ class TrainingPlot(Callback):
         self.figure = go.FigureWidget()
         self._themed = None               # the theme the figure was last styled for
         self._summary_below = False       # fit's summary is an output of its own
+        self._drawn_at = -math.inf        # when the last redraw started (time.monotonic)
         self.progress = w.HTML()
         self.summary = w.HTML()
         self.theme = ThemeProbe()
@@ -91,7 +98,7 @@ class TrainingPlot(Callback):
 
     # ------------------------------------------------------------------ callback hooks
     def on_train_begin(self, logs=None):
-        self.history, self._summary_below = {}, False
+        self.history, self._summary_below, self._drawn_at = {}, False, -math.inf
         self.progress.value = f"<b>{self._epoch_line()}</b>"
         self.summary.value = ""
         if self.display:
@@ -101,7 +108,9 @@ class TrainingPlot(Callback):
     def on_epoch_end(self, epoch, logs=None):
         for key, value in (logs or {}).items():
             self.history.setdefault(key, []).append(float(value))
-        self._draw()
+        if self.epochs_done() == self.planned_epochs() or \
+                time.monotonic() - self._drawn_at >= REDRAW_S:
+            self._draw()
 
     def on_train_end(self, logs=None):
         if self.display:                # the saved form: the final numbers, as text (shown
@@ -143,6 +152,7 @@ class TrainingPlot(Callback):
         return best + 1, values[best]
 
     def _draw(self):
+        self._drawn_at = time.monotonic()
         names = self.panels()
         if not names:
             self.progress.value = f"<b>{self._epoch_line()}</b>"
@@ -178,17 +188,21 @@ class TrainingPlot(Callback):
         self.figure.data = ()
         self.figure.layout = grid.layout
         self._themed = None
+        traces = []
         for row, name in enumerate(names):
             axes = dict(xaxis=_axis("x", row), yaxis=_axis("y", row))
             for key, colour, dash in ((name, TRAIN, "solid"), ("val_" + name, VALIDATION, "dash")):
-                self.figure.add_scatter(name=key, mode="lines+markers", **axes,
-                                        line=dict(color=colour, dash=dash), marker=dict(size=4))
-            self.figure.add_scatter(name=f"best {name}", mode="markers", **axes,
-                                    marker=dict(symbol="star", size=13, color=VALIDATION),
-                                    hovertemplate="best epoch %{x}: %{y:.4g}<extra></extra>",
-                                    showlegend=False)
+                traces.append(go.Scatter(name=key, mode="lines+markers", **axes,
+                                         line=dict(color=colour, dash=dash),
+                                         marker=dict(size=4)))
+            traces.append(go.Scatter(name=f"best {name}", mode="markers", **axes,
+                                     marker=dict(symbol="star", size=13, color=VALIDATION),
+                                     hovertemplate="best epoch %{x}: %{y:.4g}<extra></extra>",
+                                     showlegend=False))
             self.figure.layout[_axis("yaxis", row)].type = \
                 "log" if self._is_log(name) else "linear"
+        # (all at once: each add_trace is a message of its own, and a redraw in the browser)
+        self.figure.add_traces(traces)
         self.figure.layout[_axis("xaxis", rows - 1)].title.text = "epoch"
         # The legend in one row under the panels rather than beside them: the figure then
         # fits a notebook in a 900 px window, where the output area is about 450 px wide.
