@@ -1,8 +1,9 @@
 """The projector in a real JupyterLab: it renders, and a click lists neighbours."""
 import pytest
 
-from tests.browser.harness import (cell_errors, lab_notebook, mean_brightness, missing,
-                                   screenshot, set_theme)
+from tests.browser.harness import (COVERED_TEXTS, TEXT_BOXES, cell_errors, lab_notebook,
+                                   mean_brightness, missing, overlapping, screenshot,
+                                   set_theme)
 
 pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(missing() is not None, reason=str(missing()))]
@@ -127,3 +128,30 @@ def test_the_menu_shows_a_projection_made_in_a_later_cell_in_both_themes_and_wid
     assert menu["projection"].endswith("t-SNE")
     assert all(str(d) in swatches for d in range(10)) and "others" not in swatches
     assert sizes["box"] <= sizes["out"] + 1 and sizes["side"] >= 280
+
+
+# Lesson 7's static map, where the dots of a kind drawn later (a verb's) lie on a word.
+WORD_MAP = """\
+import numpy as np
+from widgets.projector import word_map
+
+words = ["drink", "eat", "go", "paris", "rome", "oslo", "france", "italy", "norway"]
+kinds = ["verb"] * 3 + ["capital"] * 3 + ["country"] * 3
+coordinates = np.array([[0, 0], [2, 0], [5.05, 5.2], [5, 5], [5.5, 3], [4.5, 6],
+                        [8, 1], [8.5, 3], [0.5, 2]])        # ("go" on the word "paris")
+word_map(coordinates, words, kinds, title="t-SNE").show(renderer="plotly_mimetype")"""
+
+
+def test_the_static_word_map_writes_every_word_above_every_dot():
+    """Lesson 7's static t-SNE map wrote each kind's words with its own dots: the dots of
+    kinds drawn later covered them ("drink" under the verbs' dots)."""
+    with lab_notebook([WORD_MAP]) as page:
+        page.wait_for_selector(".js-plotly-plot .scatterlayer text", state="attached")
+        assert not cell_errors(page)
+        output = ".jp-CodeCell .jp-OutputArea"
+        texts = page.evaluate(TEXT_BOXES, output)
+        assert {t["text"] for t in texts} == {"drink", "eat", "paris", "rome", "france",
+                                              "italy"}       # two words of each kind
+        assert overlapping(texts) == []
+        assert page.evaluate(COVERED_TEXTS, output) == []     # no dot drawn over a word
+        screenshot(page, "word-map", output)

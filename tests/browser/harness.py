@@ -96,6 +96,22 @@ TEXT_BOXES = """(selector) => {
 }"""
 
 
+# The texts of the first figure inside ``selector`` that a marker drawn after them (so on top
+# of them: SVG paints in document order) overlaps by more than 1 px, with that marker's trace.
+COVERED_TEXTS = """(selector) => {
+    const plot = document.querySelector(selector + ' .js-plotly-plot');
+    const texts = [...plot.querySelectorAll('.scatterlayer text')]
+        .filter(t => t.textContent.trim() && t.getBoundingClientRect().width > 0);
+    const points = [...plot.querySelectorAll('.scatterlayer path.point')];
+    const overlap = (a, b) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > 1 &&
+                              Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 1;
+    return texts.flatMap(t => points
+        .filter(p => t.compareDocumentPosition(p) & Node.DOCUMENT_POSITION_FOLLOWING &&
+                     overlap(t.getBoundingClientRect(), p.getBoundingClientRect()))
+        .map(p => [t.textContent, p.closest('.trace').__data__[0].trace.name]));
+}"""
+
+
 def overlapping(boxes, tolerance=0.5):
     """Pairs of text boxes (from ``TEXT_BOXES``) that overlap by more than ``tolerance`` px."""
     found = []
