@@ -372,3 +372,20 @@ def test_6_5_scipys_logsumexp_passes_and_keras_clipping_gets_the_cap_hint():
     assert line_of("6.5", {"cross_entropy_by_hand": with_logsumexp}).startswith("✓ 6.5")
     assert line_of("6.5", {"cross_entropy_by_hand": clipped_like_keras}).startswith(
         "✗ 6.5: right, except for logits of ±1000: adding a small number to p (or clipping")
+
+
+def test_6_3_no_sigmoid_is_found_even_where_the_outputs_happen_to_lie_in_0_1():
+    eg.random.set_seed(0)
+    img_a, img_b = eg.Input((8, 8)), eg.Input((8, 8))
+    flat, shared = layers.Flatten(), layers.Dense(16, activation="relu")
+    merged = layers.Add()([shared(flat(img_a)), shared(flat(img_b))])
+    out = layers.Dense(1)(merged)
+    pair_net = eg.Model([img_a, img_b], out)
+    # a small output layer around 0.5: on the test images its outputs lie inside [0, 1]
+    kernel, bias = out.layer.get_weights()
+    out.layer.set_weights([kernel * 0.01, bias * 0 + 0.5])
+    images = digits()[2][:32]                  # the test images, as the check reads them
+    outputs = pair_net.predict([images[:16], images[16:]])
+    assert 0 <= outputs.min() and outputs.max() <= 1
+    assert line_of("6.3", {"pair_net": pair_net}).startswith(
+        "✗ 6.3: pair_net's output is not a probability")

@@ -440,7 +440,10 @@ def _measure_pair(net):
         "symmetric": bool(np.allclose(both, _pair_outputs(net, right, left), atol=1e-6)),
         "uses both images": not np.allclose(both, _pair_outputs(net, left, other)) and
         not np.allclose(both, _pair_outputs(net, other, right)),
-        "probabilities": bool(both.min() >= 0 and both.max() <= 1),
+        # (also on images 1000 times brighter: a small untrained net without its sigmoid can
+        # stay inside [0, 1] on real images by chance)
+        "probabilities": all(bool(o.min() >= 0 and o.max() <= 1) for o in (
+            both, _pair_outputs(net, 1000 * left, 1000 * right))),
         # relu(W·a) + relu(W·b) is not a function of a + b alone; an encoder without its
         # relu, or images added before the encoder, are
         "more than the sum": not np.allclose(both, _pair_outputs(net, halfway, halfway)),
