@@ -265,3 +265,9 @@ def test_8_4_labels_first_or_a_list_are_told_what_to_return():
     assert line_of("8.4", {"prepare_batch": labels_first}) == (
         "✗ 8.4: prepare_batch returned the labels first: return the images, then the labels, "
         "`return images, labels`, as prepare does.")
+
+
+@pytest.mark.parametrize("spelling", ["Parallel map", "parallel_map", " parallel-map "])
+def test_8_2_the_choice_is_read_whatever_its_case_and_separator(spelling):
+    assert line_of("8.2", {**SOLUTIONS["8.2"], "fast_helps_more": spelling}) == \
+        line_of("8.2", SOLUTIONS["8.2"])

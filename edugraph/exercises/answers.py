@@ -124,6 +124,9 @@ def choice(*options):
     value of an option's own type is compared: an array or a tensor answer is refused, not
     compared elementwise.)"""
     def read(value, name):
+        if isinstance(value, str):      # 'Parallel map', 'parallel_map': the same choice
+            said = " ".join(value.lower().replace("_", " ").replace("-", " ").split())
+            value = next((o for o in options if isinstance(o, str) and o == said), value)
         if not any(type(value) is type(o) and value == o for o in options):
             listed = [repr(o) for o in options]
             listed = ", ".join(listed[:-1]) + " or " + listed[-1] if len(listed) > 1 \
