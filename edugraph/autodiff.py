@@ -94,29 +94,29 @@ def _propagate(outputs, seeds, boundary=0, wanted=(), accumulate=True, free=Fals
             input_grads = _debugging.backward_checked(node, grad, out, backward_inputs)
         else:
             input_grads = node._op.backward(grad, out, *backward_inputs)
-        # A custom op's backward may return a bare tensor, too few gradients, arrays: quick
-        # tests here (a tuple of the right length, of tensors), the diagnosis in base.py
-        if input_grads.__class__ is not tuple or len(input_grads) != len(inputs):
-            input_grads = _base.backward_result(node._op, input_grads, inputs)
-        for inp, g in zip(inputs, input_grads):
-            if g is None:
-                continue
-            if g.__class__ is not Tensor and not isinstance(g, Tensor):
-                _base.backward_result(node._op, input_grads, inputs)    # (raises)
-            if not inp.requires_grad:
-                continue
-            if inp.graph is not None or g._value.shape != inp._value.shape:
-                try:                            # undo broadcasting: the one central place
-                    g = sum_to_shape(g, inp)
-                except ShapeError:
-                    raise _base.wrong_gradient_shape(node._op, g, inp, inputs) from None
-            total = grads.get(inp)              # (same shape, eager: nothing to undo)
-            if total is not None:
-                grads[inp] = total + g          # branches sum
-            else:
-                grads[inp] = g
-                if inp._op is not None and boundary <= inp._seq < end:
-                    push(pending, (-inp._seq, inp))
+        try:
+            if len(input_grads) != len(inputs):
+                raise TypeError
+            for inp, g in zip(inputs, input_grads):
+                if g is None or not inp.requires_grad:
+                    continue
+                if inp.graph is not None or g._value.shape != inp._value.shape:
+                    try:                        # undo broadcasting: the one central place
+                        g = sum_to_shape(g, inp)
+                    except ShapeError:
+                        raise _base.wrong_gradient_shape(node._op, g, inp, inputs) from None
+                total = grads.get(inp)          # (same shape, eager: nothing to undo)
+                if total is not None:
+                    grads[inp] = total + g      # branches sum
+                else:
+                    grads[inp] = g
+                    if inp._op is not None and boundary <= inp._seq < end:
+                        push(pending, (-inp._seq, inp))
+        except (TypeError, AttributeError):
+            # a custom op's backward may return a bare tensor, arrays, too few gradients:
+            # named here (checked only on failure: this loop runs for every node)
+            _base.backward_result(node._op, input_grads, inputs)
+            raise
     for leaf, grad in grads.items():            # what is left: the leaves
         if leaf in wanted:
             found[leaf] = grad
