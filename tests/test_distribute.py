@@ -2,6 +2,7 @@
 algorithms' sums and bytes against their formulas, parameter servers with stale gradients,
 and the model-parallel split of Y = ReLU(XW)V."""
 import time
+import traceback
 
 import numpy as np
 import pytest
@@ -361,3 +362,18 @@ def test_each_split_sends_what_its_formula_says():
         else:                           # half the rows, then the weights' gradients
             assert sent == {"forward": 8 * (b // 2) * (d + o), "backward": 8 * (b // 2) * (o + d),
                             "all-reduce": 2 * 8 * (d * h + h * o)}
+
+
+def test_a_ranks_error_shows_the_students_program_not_the_threads_in_ipython():
+    """run_local re-raises the first rank's error in the caller: IPython leaves out its frames
+    (__tracebackhide__), so lesson 12's unfinished my_ring_all_reduce shows the student's
+    call and stub only."""
+    def my_ring_all_reduce(comm, array):
+        raise NotImplementedError()
+
+    with pytest.raises(NotImplementedError) as failure:
+        eg.distribute.run_local(my_ring_all_reduce, [np.ones(2)] * 3)
+    frames = [frame for frame, _ in traceback.walk_tb(failure.value.__traceback__)]
+    shown = [f.f_code.co_name for f in frames if "/edugraph/" in f.f_code.co_filename
+             and not f.f_locals.get("__tracebackhide__")]
+    assert shown == [] and frames[-1].f_code.co_name == "my_ring_all_reduce", shown

@@ -114,10 +114,12 @@ def run_local(program, arrays, timeout=60.0):
     """Run ``program(communicator, array)`` once per array, each in its own thread as one rank
     of a ``LocalCommunicator`` group; returns their results in rank order. The first error of
     any rank is raised here (after the others have stopped)."""
+    __tracebackhide__ = True  # noqa: F841  (IPython: a rank's error shows the program's line)
     group = LocalCommunicator.group(len(arrays), timeout)
     results, errors = [None] * len(arrays), []
 
     def run(rank):
+        __tracebackhide__ = True  # noqa: F841
         try:
             results[rank] = program(group[rank], arrays[rank])
         except BaseException as error:            # (re-raised below, in the caller's thread)
