@@ -33,9 +33,10 @@ def enable_v2_behavior():
     enable_eager_execution()
 
 
-def _named_arguments_only(function):
-    """TF1's ``function``: refuses positional arguments (TF1 has a ``_sentinel`` first)."""
-    name = function.__name__
+def _named_arguments_only(function, name=None):
+    """TF1's ``function`` (``tf.nn.name``): refuses positional arguments (TF1 has a
+    ``_sentinel`` first)."""
+    name = name or function.__name__
 
     @functools.wraps(function)
     def named_only(*args, **kwargs):
@@ -46,24 +47,17 @@ def _named_arguments_only(function):
                 "(logits, labels) by position, and read in today's order that would swap "
                 "them.")
         return function(**kwargs)
+    named_only.__name__ = name
     return named_only
 
 
 nn = types.ModuleType(f"{__name__}.nn", "``tf.nn`` of TF1: ``eg.nn``, its cross-entropy "
                       "functions taking named arguments only.")
 
-
-def softmax_cross_entropy_with_logits(labels, logits, axis=-1):
-    """TF1's: the labels' gradient is stopped (its ``_v2``, TF2's, lets it flow into them)."""
-    if isinstance(labels, _edugraph.Tensor):      # (data has no gradient to stop)
-        labels = _edugraph.stop_gradient(labels)
-    return _edugraph.nn.softmax_cross_entropy_with_logits(labels, logits, axis)
-
-
-nn.softmax_cross_entropy_with_logits = _named_arguments_only(softmax_cross_entropy_with_logits)
+nn.softmax_cross_entropy_with_logits = _named_arguments_only(
+    _edugraph.losses.tf1_softmax_cross_entropy_with_logits, "softmax_cross_entropy_with_logits")
 nn.softmax_cross_entropy_with_logits_v2 = _named_arguments_only(
-    _edugraph.nn.softmax_cross_entropy_with_logits)
-del softmax_cross_entropy_with_logits
+    _edugraph.nn.softmax_cross_entropy_with_logits, "softmax_cross_entropy_with_logits_v2")
 nn.sparse_softmax_cross_entropy_with_logits = _named_arguments_only(
     _edugraph.nn.sparse_softmax_cross_entropy_with_logits)
 nn.sigmoid_cross_entropy_with_logits = _named_arguments_only(

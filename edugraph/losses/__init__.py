@@ -283,12 +283,18 @@ def absolute_difference(labels, predictions):
     return reduce_mean(abs(labels - predictions))
 
 
+def tf1_softmax_cross_entropy_with_logits(labels, logits, axis=-1):
+    """TF1's per-example softmax cross-entropy (``tf.compat.v1.nn``'s, and inside
+    ``tf.losses.softmax_cross_entropy``): the labels' gradient is stopped (TF1's
+    "labels_stop_gradient" node), so only the logits learn. (TF2's ``tf.nn`` function, TF1's
+    ``_v2``, and Keras let it flow into the labels too.)"""
+    labels, logits = _labels_and_predictions(labels, logits)
+    return softmax_cross_entropy_with_logits(stop_gradient(labels), logits, axis)
+
+
 @_scoped
 def softmax_cross_entropy(onehot_labels, logits):
-    # TF1 stops the labels' gradient here (its "labels_stop_gradient" node): only the logits
-    # learn. (TF2's tf.nn function, and Keras, let it flow into the labels too.)
-    onehot_labels, logits = _labels_and_predictions(onehot_labels, logits)
-    return reduce_mean(softmax_cross_entropy_with_logits(stop_gradient(onehot_labels), logits))
+    return reduce_mean(tf1_softmax_cross_entropy_with_logits(onehot_labels, logits))
 
 
 @_scoped
