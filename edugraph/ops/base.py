@@ -155,11 +155,16 @@ def forward_result(op, value):
     return value
 
 
+def _method_of(op, method):
+    """How a message names an op's method: "Cube.backward (op 'cube')"."""
+    return f"{type(op).__name__}.{method} (op '{op.name}')"
+
+
 def not_an_array(op, value):
     """The error for a ``forward`` that returned something other than an array: in a custom op
     that is usually edugraph's own functions called there (``eg.pow(x, 3)`` makes a tensor),
     which would otherwise fail much later, in whichever op reads the result next."""
-    where = f"{type(op).__name__}.forward (op '{op.name}')"
+    where = _method_of(op, "forward")
     if isinstance(value, Tensor):
         return TypeError(
             f"{where} returned a tensor; forward computes on the arrays it is given and returns "
@@ -176,9 +181,10 @@ def backward_result(op, grads, inputs):
     """``grads``, which ``op.backward`` returned for ``inputs``, checked: a tuple (or list)
     with one gradient per input, each a tensor or None. The engine zips it with the inputs,
     so a bare tensor, a short tuple or a numpy array would otherwise fail deep inside it, or
-    worse, quietly give an input no gradient. The eager engine calls this only when its quick
-    test (a tuple of the right length, tensors in it) fails; ``eg.gradients`` always."""
-    where = f"{type(op).__name__}.backward (op '{op.name}')"
+    worse, quietly give an input no gradient. The eager engine calls this only when its loop
+    over the gradients fails (to name the op's mistake, if it is one); ``eg.gradients``
+    always."""
+    where = _method_of(op, "backward")
     n = len(inputs)
     example = "`return (grad * 3 * x ** 2,)`" if n == 1 else "`return grad_x, grad_y`"
     built = ("each an edugraph tensor built from the tensors backward gets (grad, out, the "
@@ -225,7 +231,7 @@ def wrong_gradient_shape(op, grad, inp, inputs):
     input's shape: it has the shape of neither the input nor a broadcast of it."""
     i = next(k for k, t in enumerate(inputs) if t is inp)
     return ShapeError(
-        f"{type(op).__name__}.backward (op '{op.name}') returned a gradient of shape "
+        f"{_method_of(op, 'backward')} returned a gradient of shape "
         f"{tuple(grad.shape)} for input {i} of shape {tuple(inp.shape)}: a gradient has its "
         "input's shape (or one that broadcasting made from it, which the engine sums back). "
         "Did backward sum where it should multiply elementwise (grad * 3 * x ** 2)?")
