@@ -34,6 +34,17 @@ def describe(value):
 
 
 
+NO_RETURN = "no `return` line ran (is it missing, or does an `if` leave this case out?)."
+
+
+def returned(value, call):
+    """What the student's function returned, from ``call`` (as the message names it); None
+    is refused, with what a function that gives None usually lacks."""
+    if value is None:
+        raise WrongForm(f"{call} returned None: {NO_RETURN}")
+    return value
+
+
 def _host_array(value, name):
     """An eager tensor, a Variable or array-like data as a float64 numpy array."""
     if isinstance(value, Tensor):
@@ -43,8 +54,7 @@ def _host_array(value, name):
                 "a Session runs it. Give the value instead, e.g. sess.run(...).")
         value = value.numpy()
     if value is None:
-        raise WrongForm(f"{name} is None: no `return` line ran (is it missing, or does "
-                        "an `if` leave this case out?).")
+        raise WrongForm(f"{name} is None: {NO_RETURN}")
     if isinstance(value, (str, bytes)):
         raise WrongForm(f"{name} is text ({value!r:.40}); write the number itself, without "
                         "quotes.")

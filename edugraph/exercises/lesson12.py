@@ -7,7 +7,7 @@ import edugraph as eg
 from edugraph.distribute import DistributedError, run_local
 from edugraph.distribute.communicator import Communicator
 
-from .answers import WrongForm, array, close, describe, function
+from .answers import WrongForm, array, close, describe, function, returned
 from .checking import Exercise, Mistake
 
 D = eg.distribute
@@ -15,9 +15,7 @@ D = eg.distribute
 
 def _number_from(value, what):
     """One real number that the student's function returned (else a sentence saying so)."""
-    if value is None:
-        raise WrongForm(f"{what} returned None: no `return` line ran (is it "
-                        "missing, or does an `if` leave this case out?).")
+    returned(value, what)
     got = array(value, what)
     if got.size != 1:
         raise WrongForm(f"{what} should return one number; it returned {describe(value)}.")
@@ -153,9 +151,7 @@ def _summed(value, size):
     if isinstance(value, list) and value and all(isinstance(v, np.ndarray) for v in value):
         raise WrongForm(f"{what} returned a list of {len(value)} arrays: return the whole "
                         "array the chunks are views of, not the chunks.")
-    if value is None:
-        raise WrongForm(f"{what} returned None: no `return` line ran (is it "
-                        "missing, or does an `if` leave this case out?).")
+    returned(value, what)
     got = array(value, what)
     if got.shape != (size,):
         raise WrongForm(f"{what} should return the whole summed array, shape ({size},) "
@@ -364,9 +360,7 @@ def _run_combine(answer):
     for replicas, parts, whole in _uneven_batches():
         value = combine([g.copy() for g in replicas], list(parts))
         what = f"global_gradient(replica_gradients, {parts})"
-        if value is None:
-            raise WrongForm(f"{what} returned None: no `return` line ran (is it "
-                            "missing, or does an `if` leave this case out?).")
+        returned(value, what)
         got = array(value, what)
         if got.shape != whole.shape:
             raise WrongForm(f"{what} should return one array of the gradients' shape "
@@ -477,9 +471,7 @@ def _run_stale(answer):
                             "max(0, t − staleness) updates: w0 while t − staleness is "
                             "negative, and never one after t updates, which is not computed "
                             "yet.") from None
-        if value is None:
-            raise WrongForm(f"{what} returned None: no `return` line ran (is it "
-                            "missing, or does an `if` leave this case out?).")
+        returned(value, what)
         path = array(value, what)
         if path.shape == (_STALE_STEPS,):
             raise WrongForm(f"{what} returned {_STALE_STEPS} weights; return "
