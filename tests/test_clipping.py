@@ -263,9 +263,14 @@ def test_keras_clipvalue_clips_each_entry():
         np.testing.assert_allclose(got, -0.1 * np.clip(g, -0.2, 0.2), rtol=1e-12)
 
 
-def test_keras_refuses_two_norm_clippings_and_a_limit_of_zero():
-    with pytest.raises(ValueError, match="Only one of `clipnorm` and `global_clipnorm`"):
-        eg.keras.optimizers.Adam(clipnorm=1.0, global_clipnorm=1.0)
+@pytest.mark.parametrize("two", [{"clipnorm": 1.0, "global_clipnorm": 1.0},
+                                 {"clipnorm": 1.0, "clipvalue": 0.1},
+                                 {"clipvalue": 0.1, "global_clipnorm": 1.0}])
+def test_keras_refuses_two_clippings_and_a_limit_of_zero(two):
+    """Keras 3 allows one clipping at a time (two given: the second was silently ignored)."""
+    with pytest.raises(ValueError, match="Only one of `clipnorm`, `clipvalue` and "
+                                         "`global_clipnorm`.*" + "=.*".join(two)):
+        eg.keras.optimizers.Adam(**two)
     with pytest.raises(ValueError, match="global_clipnorm must be positive"):
         eg.keras.optimizers.SGD(global_clipnorm=0)
 

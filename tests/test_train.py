@@ -99,6 +99,14 @@ def keras_rmsprop_step(w, g, s, t):
     return rmsprop_step(w, g, s, t, lr=0.001, decay=0.9, momentum=0.0, eps=1e-7, ms=0.0)
 
 
+def keras_centered_rmsprop_step(w, g, s, t, lr=0.01, rho=0.9, momentum=0.5, eps=1e-7):
+    """Keras 3's RMSprop(centered=True): the mean square less the squared mean gradient."""
+    s["ms"] = rho * s.get("ms", 0) + (1 - rho) * g * g
+    s["mg"] = rho * s.get("mg", 0) + (1 - rho) * g
+    s["mom"] = momentum * s.get("mom", 0) + lr * g / np.sqrt(s["ms"] - s["mg"] ** 2 + eps)
+    return w - s["mom"]
+
+
 def adam_hat_step(w, g, s, t, lr=0.05, b1=0.9, b2=0.999, eps=1e-3):
     s["m"] = b1 * s.get("m", 0) + (1 - b1) * g
     s["v"] = b2 * s.get("v", 0) + (1 - b2) * g * g
@@ -128,13 +136,27 @@ def proximal_adagrad_step(w, g, s, t, lr=0.1, l1=0.5, l2=0.1):
 
 def keras_adagrad_step(w, g, s, t, lr=0.01, eps=0.1):
     s["a"] = s.get("a", np.full_like(w, 0.1)) + g * g
-    return w - lr * g / (np.sqrt(s["a"]) + eps)       # Keras: epsilon outside the root
+    return w - lr * g / np.sqrt(s["a"] + eps)       # Keras 3: epsilon inside the root
+
+
+def keras_sgd_step(w, g, s, t, nesterov=False, momentum=0.9):
+    """Keras 3's SGD (keras/src/optimizers/sgd.py), with a rate that falls after step 2: the
+    velocity holds the steps taken, each at the rate of its own step."""
+    lr = KERAS_RATES[t - 1]
+    s["m"] = momentum * s.get("m", 0) - lr * g
+    return w + (momentum * s["m"] - lr * g if nesterov else s["m"])
+
+
+KERAS_RATES = [0.05, 0.05, 0.005, 0.005, 0.005]
 
 
 FORMULA_CASES = {
     "rmsprop": (lambda: eg.train.RMSPropOptimizer(0.01, decay=0.9, momentum=0.5),
                 rmsprop_step),
     "keras_rmsprop": (eg.keras.optimizers.RMSprop, keras_rmsprop_step),
+    "keras_rmsprop_centered": (lambda: eg.keras.optimizers.RMSprop(0.01, momentum=0.5,
+                                                                   centered=True),
+                               keras_centered_rmsprop_step),
     "keras_adagrad": (lambda: eg.keras.optimizers.Adagrad(0.01, epsilon=0.1),
                       keras_adagrad_step),
     "adam_epsilon_hat": (lambda: eg.train.AdamOptimizer(0.05, epsilon=1e-3), adam_hat_step),
@@ -155,6 +177,36 @@ def test_trajectory_matches_tf1_formula(case):
     expected = formula_trajectory(step)
     np.testing.assert_allclose(graph_trajectory(ours), expected, rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(eager_trajectory(ours), expected, rtol=1e-6, atol=1e-9)
+
+
+def eager_trajectory_with_rates(make_optimizer, rates):
+    """``eager_trajectory``, with the learning rate set before each step (as Keras's
+    LearningRateScheduler and ReduceLROnPlateau set it)."""
+    w = eg.Variable(W0.copy())
+    opt = make_optimizer()
+    out = []
+    for rate in rates:
+        opt.learning_rate = rate
+        opt.minimize(lambda: eg.reduce_sum((w - eg.tensor(TARGET)) ** 3 + w * w), var_list=[w])
+        out.append(w.numpy().copy())
+    return np.array(out)
+
+
+@pytest.mark.parametrize("nesterov", [False, True])
+def test_keras_sgd_momentum_keeps_the_rate_of_each_step_taken(nesterov):
+    """Keras's momentum adds up steps (rate included), TF1's and PyTorch's add up gradients
+    (scaled by the current rate): the same while the rate is fixed, different once it falls."""
+    def keras_sgd():
+        return eg.keras.optimizers.SGD(KERAS_RATES[0], momentum=0.9, nesterov=nesterov)
+    expected = formula_trajectory(lambda w, g, s, t: keras_sgd_step(w, g, s, t, nesterov))
+    np.testing.assert_allclose(eager_trajectory_with_rates(keras_sgd, KERAS_RATES), expected,
+                               rtol=1e-9)
+
+    def tf1_momentum():
+        return eg.train.MomentumOptimizer(KERAS_RATES[0], 0.9, use_nesterov=nesterov)
+    tf1 = eager_trajectory_with_rates(tf1_momentum, KERAS_RATES)
+    np.testing.assert_allclose(tf1[:2], expected[:2], rtol=1e-9)    # the same at a fixed rate
+    assert np.abs(tf1[2:] - expected[2:]).min() > 1e-3
 
 
 def test_slots_are_inspectable_and_initialised_as_tf1():

@@ -1,10 +1,13 @@
 """Keras's optimizer names and defaults (``tf.keras.optimizers.Adam()``, ``compile("adam")``) on
-edugraph's update rules (``eg.train``), set up as Keras sets them up: RMSprop's mean square
-starts at 0 (TF1's at 1), and Adagrad adds its epsilon to the root (TF1's has none).
+edugraph's update rules (``eg.train``), set up as Keras 3 sets them up: RMSprop's mean square
+starts at 0 (TF1's at 1), Adagrad adds its epsilon inside the root (TF1's has none), and SGD's
+momentum holds the step itself, learning rate included (TF1's holds the sum of gradients, which
+the current rate scales: the same path until the rate changes during training).
 
 Each takes Keras's gradient clipping too: ``clipnorm`` (each gradient to that norm,
 ``eg.clip_by_norm``), ``global_clipnorm`` (all of them together, ``eg.clip_by_global_norm``) or
-``clipvalue`` (each entry), applied inside ``apply_gradients``, so also in ``fit``.
+``clipvalue`` (each entry), applied inside ``apply_gradients``, so also in ``fit``; one of the
+three at a time, as in Keras.
 
 As Keras's, they warn when ``apply_gradients`` gets no gradient (None) for a variable, and
 refuse ``lr=``, the learning rate's name before TF 2.11."""
@@ -35,7 +38,8 @@ def SGD(learning_rate=0.01, momentum=0.0, nesterov=False, name="SGD", clipnorm=N
         clipvalue=None, global_clipnorm=None):
     """Plain gradient descent, or with ``momentum`` (``nesterov=True``: Nesterov's)."""
     if momentum:
-        rule = train.MomentumOptimizer(learning_rate, momentum, use_nesterov=nesterov, name=name)
+        rule = train.MomentumOptimizer(learning_rate, momentum, use_nesterov=nesterov, name=name,
+                                       learning_rate_in_momentum=True)
     else:
         rule = train.GradientDescentOptimizer(learning_rate, name=name)
     return _clipping(rule, clipnorm, clipvalue, global_clipnorm)
@@ -50,10 +54,11 @@ def Adam(learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, name="Adam
 
 
 @_keras
-def RMSprop(learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7, name="RMSprop",
-            clipnorm=None, clipvalue=None, global_clipnorm=None):
+def RMSprop(learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7, centered=False,
+            name="RMSprop", clipnorm=None, clipvalue=None, global_clipnorm=None):
     rule = train.RMSPropOptimizer(learning_rate, decay=rho, momentum=momentum,
-                                  epsilon=epsilon, name=name, initial_mean_square=0.0)
+                                  epsilon=epsilon, centered=centered, name=name,
+                                  initial_mean_square=0.0)
     return _clipping(rule, clipnorm, clipvalue, global_clipnorm)
 
 
@@ -61,7 +66,7 @@ def RMSprop(learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7, name="RMSp
 def Adagrad(learning_rate=0.001, initial_accumulator_value=0.1, epsilon=1e-7, name="Adagrad",
             clipnorm=None, clipvalue=None, global_clipnorm=None):
     rule = train.AdagradOptimizer(learning_rate, initial_accumulator_value, name=name,
-                                  epsilon=epsilon)
+                                  epsilon=epsilon, epsilon_in_root=True)
     return _clipping(rule, clipnorm, clipvalue, global_clipnorm)
 
 
@@ -84,10 +89,14 @@ def Ftrl(learning_rate=0.001, learning_rate_power=-0.5, initial_accumulator_valu
 
 def _clipping(optimizer, clipnorm, clipvalue, global_clipnorm):
     """Keras's clipping arguments on ``optimizer`` (used in its ``apply_gradients``)."""
-    if clipnorm is not None and global_clipnorm is not None:
-        raise ValueError(f"Only one of `clipnorm` and `global_clipnorm` can be set (each "
-                         f"gradient by its own norm, or all by their global norm). Received: "
-                         f"clipnorm={clipnorm}, global_clipnorm={global_clipnorm}")
+    given = {name: value for name, value in (("clipnorm", clipnorm), ("clipvalue", clipvalue),
+                                             ("global_clipnorm", global_clipnorm))
+             if value is not None}
+    if len(given) > 1:
+        raise ValueError("Only one of `clipnorm`, `clipvalue` and `global_clipnorm` can be set "
+                         "(each gradient by its own norm, each entry, or all gradients by their "
+                         "global norm). Received: "
+                         + ", ".join(f"{name}={value}" for name, value in given.items()))
     for name, value in (("clipnorm", clipnorm), ("clipvalue", clipvalue),
                         ("global_clipnorm", global_clipnorm)):
         if value is not None and not value > 0:

@@ -24,18 +24,29 @@ class MomentumOptimizer(Optimizer):
     ``dampening`` $d$ is PyTorch's (``eg.optim.SGD``): $a \leftarrow \mu a + (1 - d) g$, except
     on a variable's first step, where $a = g$ undamped. Given (even as 0), the rule counts
     steps, so that ``dampening`` may change between steps as in PyTorch; TF1's rule (None)
-    counts nothing."""
+    counts nothing.
+
+    Keras's SGD (``eg.keras.optimizers.SGD``) keeps the step itself, the learning rate inside:
+    ``learning_rate_in_momentum=True`` gives $a \leftarrow \mu a + \eta g$; $w \leftarrow w - a$
+    (Nesterov: $w - (\mu a + \eta g)$): the same path while $\eta$ stays fixed, not once a
+    schedule or a callback changes it (then the steps already taken keep their old rate)."""
 
     slot_initial = {"momentum": 0.0}
 
     def __init__(self, learning_rate, momentum, use_locking=False, name="Momentum",
-                 use_nesterov=False, dampening=None):
+                 use_nesterov=False, dampening=None, *, learning_rate_in_momentum=False):
         super().__init__(learning_rate, use_locking, name)
         self.momentum, self.use_nesterov, self.dampening = momentum, use_nesterov, dampening
+        self.learning_rate_in_momentum = learning_rate_in_momentum
         self.counts_steps = dampening is not None
 
     def update(self, var, grad, slots, step):
         added = where(step > 1, (1 - self.dampening) * grad, grad) if self.dampening else grad
+        if self.learning_rate_in_momentum:
+            step_taken = self.learning_rate * grad
+            accum = self.momentum * slots["momentum"] + self.learning_rate * added
+            direction = step_taken + self.momentum * accum if self.use_nesterov else accum
+            return {"momentum": accum, var: var - direction}
         accum = self.momentum * slots["momentum"] + added
         direction = grad + self.momentum * accum if self.use_nesterov else accum
         return {"momentum": accum, var: var - self.learning_rate * direction}
@@ -46,18 +57,25 @@ class AdagradOptimizer(Optimizer):
 
     PyTorch's ``torch.optim.Adagrad`` (``eg.optim.Adagrad``) adds ``epsilon`` to the root,
     $w \leftarrow w - \eta_t g / (\sqrt{s} + \epsilon)$, and decays the rate with the step
-    number $t$: $\eta_t = \eta / (1 + (t - 1) \cdot$ ``lr_decay``$)$."""
+    number $t$: $\eta_t = \eta / (1 + (t - 1) \cdot$ ``lr_decay``$)$. Keras's Adagrad
+    (``eg.keras.optimizers.Adagrad``) adds it inside the root, $g / \sqrt{s + \epsilon}$:
+    ``epsilon_in_root=True``, as in ``RMSPropOptimizer``."""
 
     def __init__(self, learning_rate, initial_accumulator_value=0.1, use_locking=False,
-                 name="Adagrad", *, epsilon=0.0, lr_decay=0.0):
+                 name="Adagrad", *, epsilon=0.0, lr_decay=0.0, epsilon_in_root=False):
         super().__init__(learning_rate, use_locking, name)
         self.slot_initial = {"accumulator": initial_accumulator_value}
         self.epsilon, self.lr_decay = epsilon, lr_decay
+        self.epsilon_in_root = epsilon_in_root
         self.counts_steps = bool(lr_decay)
 
     def update(self, var, grad, slots, step):
         accum = slots["accumulator"] + grad * grad
-        root = sqrt(accum) + self.epsilon if self.epsilon else sqrt(accum)
+        if not self.epsilon:
+            root = sqrt(accum)
+        else:
+            root = sqrt(accum + self.epsilon) if self.epsilon_in_root else \
+                sqrt(accum) + self.epsilon
         lr = self.learning_rate
         if self.lr_decay:
             lr = lr / (1 + cast(step - 1, var.dtype) * self.lr_decay)
