@@ -430,10 +430,7 @@ class GradientTape:
         finally:
             self._set_watched(recording)
         result = [found.get(s) if self._differentiates(s) else None for s in flat]
-        if unconnected_gradients == "zero":
-            from .ops.random import zeros_like
-            result = [r if r is not None else zeros_like(s) for r, s in zip(result, flat)]
-        return rebuild(result)
+        return rebuild(fill_unconnected(result, flat, unconnected_gradients))
 
     def _differentiates(self, source):
         """Whether ``tape.gradient`` gives a gradient for ``source``, as TF's tape decides: one
@@ -479,6 +476,20 @@ class UnconnectedGradients:
     None, for sources the target does not depend on (TF's enum; the strings work too)."""
 
     NONE, ZERO = "none", "zero"
+
+
+def fill_unconnected(grads, sources, unconnected_gradients):
+    """``grads`` as ``unconnected_gradients`` asks for a source the target does not depend on
+    (its gradient None): "none" keeps None, "zero" gives zeros of the source's shape and dtype
+    (``tape.gradient`` and ``eg.gradients`` share this; in a graph, the zeros are a node)."""
+    if unconnected_gradients not in (UnconnectedGradients.NONE, UnconnectedGradients.ZERO):
+        raise ValueError(f"Unknown value for unconnected_gradients: {unconnected_gradients!r}. "
+                         "Use 'none' (None for an unconnected source) or 'zero' (zeros), or "
+                         "eg.UnconnectedGradients.NONE / .ZERO.")
+    if unconnected_gradients == UnconnectedGradients.NONE:
+        return list(grads)
+    from .ops.random import zeros_like
+    return [g if g is not None else zeros_like(s) for g, s in zip(grads, sources)]
 
 
 def _watched_by_another_tape(tensor, tape):

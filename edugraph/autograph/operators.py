@@ -9,7 +9,7 @@ branches (or the body once) and decide when the graph runs.
 from .. import context
 from ..graph.control_flow import cond, while_loop
 from ..graph.core import SymbolicTensor, constant
-from ..graph.tensor_array import TensorArray
+from ..graph.tensor_array import carried, uncarried
 from ..nest import flatten, map_structure
 from ..ops.math import greater, less, logical_and, logical_not, logical_or
 from ..ops.shape import gather
@@ -257,27 +257,16 @@ def _graph_loop(test, body, state, names, always):
 
 # ----------------------------------------------------------------------------- values
 def _packed(value):
-    """A value as a graph control-flow node can carry it: a TensorArray as its list tensor,
+    """A value as a graph control-flow node can carry it (a TensorArray as its list tensor),
     an Undefined as nothing."""
-    if isinstance(value, TensorArray):
-        if value.handle is None:
-            raise TypeError("An eager eg.TensorArray cannot be carried by a graph loop or "
-                            "cond: make it inside the traced function.")
-        return value.handle
-    return None if isinstance(value, Undefined) else value
+    return None if isinstance(value, Undefined) else carried(value)
 
 
 def _unpacked(template, value):
     """The inverse of ``_packed``: ``template`` is the value the node was given (or, for a
-    loop's result, what the body returned: its TensorArray knows the element shape)."""
-    if isinstance(template, TensorArray):
-        return template._like(value)
-    if isinstance(template, Undefined):
-        return template
-    if isinstance(template, (list, tuple, dict)) and not isinstance(value, SymbolicTensor):
-        if isinstance(template, dict):
-            return {k: _unpacked(template[k], value[k]) for k in template}
-        parts = [_unpacked(t, v) for t, v in zip(template, value)]
-        return type(template)(*parts) if hasattr(template, "_fields") else \
-            type(template)(parts)
-    return value
+    loop's result, what the body returned); an Undefined stays undefined."""
+    return uncarried(template, value, _undefined_stays)
+
+
+def _undefined_stays(template, value):
+    return template if isinstance(template, Undefined) else value

@@ -637,14 +637,16 @@ def _eager_truth_or_bool(value):
 
 
 def _graph_loop(graph, cond, body, loop_vars, limit, name, back_prop):
-    structure = map_structure(lambda v: v, list(loop_vars))
-    flat = [_graph_tensor(graph, v) for v in _flat(loop_vars)]
+    from .tensor_array import carried, uncarried    # (tensor_array.py imports this module)
+    given = list(loop_vars)
+    structure = map_structure(carried, given)       # a TensorArray travels as its list tensor
+    flat = [_graph_tensor(graph, v) for v in _flat(structure)]
     index = iter(range(len(flat)))
     layout = map_structure(lambda v: next(index), structure)
 
     def as_args(graph_):
         placeholders = [_placeholder(graph_, t, f"loop_var_{i}") for i, t in enumerate(flat)]
-        return placeholders, _rebuild(layout, placeholders)
+        return placeholders, uncarried(given, _rebuild(layout, placeholders))
 
     cond_graph = FuncGraph(f"{name}_cond", outer_graph=graph)
     with context.building(cond_graph):
@@ -667,7 +669,7 @@ def _graph_loop(graph, cond, body, loop_vars, limit, name, back_prop):
                              f"{_shape_of_structure(layout)}, but returned "
                              f"{_shape_of_structure(map_structure(lambda v: 0, list(result)))}."
                              " Return one new value per loop variable.")
-        body_out = [body_graph.as_tensor(v) for v in _flat(result)]
+        body_out = [body_graph.as_tensor(v) for v in _flat(map_structure(carried, result))]
     for i, (before, after) in enumerate(zip(flat, body_out)):
         if before.dtype != after.dtype or (after.shape.rank_known and before.shape.rank_known
                                            and not before.shape.is_compatible_with(
@@ -695,4 +697,4 @@ def _graph_loop(graph, cond, body, loop_vars, limit, name, back_prop):
     _note_writes(graph, node)
     outs = [_get(node, i, len(flat) + 1, t.shape, t.dtype, f"{name}_output")
             for i, t in enumerate(flat)]
-    return _as_list(_rebuild(layout, outs), len(loop_vars))
+    return uncarried(result, _as_list(_rebuild(layout, outs), len(loop_vars)))

@@ -191,8 +191,6 @@ class Graph:
 
     def create_op(self, op, args, name=None):
         """Add ``op`` applied to ``args`` (tensors, numbers, arrays) and return its output."""
-        if self._finalized:
-            raise RuntimeError("Graph is finalized and cannot be modified.")
         ref = number_reference(args)
         inputs = promote_integers(op, [self._as_graph_tensor(a, ref, op) for a in args])
         floats = {t.dtype for t in inputs if t.dtype.kind == "f"}
@@ -205,7 +203,15 @@ class Graph:
         return self.add_operation(op, inputs, shape, dtype, name)
 
     def add_operation(self, op, inputs, shape, dtype, name=None, control_inputs=()):
-        """Record a node with one output of the given static shape; returns that output."""
+        """Record a node with one output of the given static shape; returns that output.
+        Every node comes in here (ops, constants, placeholders, variables), so this is where a
+        finalized graph refuses new ones."""
+        if self._finalized:
+            raise RuntimeError(
+                f"Graph is finalized and cannot be modified: cannot add "
+                f"'{self._scope}{name or op_type(op)}' ({op_type(op)}). Build every op, "
+                "constant and variable before graph.finalize(); a training loop after it "
+                "must only sess.run what already exists (make new ops once, before it).")
         controls = list(control_inputs)
         for deps in self._control_stack:
             controls += [d for d in deps if d not in controls]
@@ -461,15 +467,20 @@ def placeholder(dtype, shape=None, name=None):
 
 def placeholder_with_default(input, shape, name=None):
     """``input`` unless fed (``tf.placeholder_with_default``): TF1's
-    ``is_training = eg.placeholder_with_default(False, shape=())``, fed True to train."""
+    ``is_training = eg.placeholder_with_default(False, shape=())``, fed True to train.
+    ``input`` may also be a tensor of the graph: it is computed only when nothing is fed."""
     graph = _graph_or_error("placeholder_with_default")
-    default = constant(input, graph=graph)
+    op = PlaceholderWithDefault()
+    if isinstance(input, SymbolicTensor):       # a tensor of the graph: computed if not fed
+        default = graph._as_graph_tensor(input, None, op)
+    else:
+        default = constant(input, graph=graph)
     shape = TensorShape(shape)
     if not shape.is_compatible_with(default.shape):
         raise ValueError(f"placeholder_with_default: the default has shape {default.shape}, "
                          f"which does not fit the shape {shape} given; give a shape it "
                          "fits (None for a size that may vary).")
-    return graph.add_operation(PlaceholderWithDefault(), (default,), shape, default.dtype,
+    return graph.add_operation(op, (default,), shape, default.dtype,
                                name or "PlaceholderWithDefault")
 
 

@@ -56,7 +56,7 @@ import weakref
 import numpy as np
 
 from .. import context, devices, nest
-from ..autodiff import flatten_sources
+from ..autodiff import fill_unconnected, flatten_sources
 from ..errors import GradientError, TracingTypeError
 from ..ops.base import Op
 from ..tensor import Tensor, as_dtype
@@ -291,10 +291,14 @@ def _graph_tensor(graph, value):
     return constant(value, graph=graph)
 
 
-def graph_assign(variable, value, mode):
-    """``v.assign(value)`` on an eager Variable while a traced function (or a branch) is being
-    built: an assign node that writes the Variable's own storage when the graph runs."""
-    graph = value.graph if isinstance(value, SymbolicTensor) else context.state.graph
+def graph_assign(variable, value, mode, name=None):
+    """``v.assign(value)`` while a traced function or a branch of ``eg.cond`` /
+    ``eg.while_loop`` is being built: an assign node *in that graph* (so that it runs when,
+    and only when, that graph runs), writing an eager Variable's own storage, or a graph
+    Variable's value in the running Session."""
+    graph = context.state.graph
+    if not isinstance(graph, FuncGraph) and isinstance(value, SymbolicTensor):
+        graph = value.graph
     if not isinstance(graph, FuncGraph):
         raise TypeError(
             f"Cannot assign the graph tensor {value.name} to the eager variable "
@@ -303,9 +307,10 @@ def graph_assign(variable, value, mode):
     given = value
     value = graph.as_tensor(value) if isinstance(value, Tensor) else \
         constant(value, dtype=variable.dtype, graph=graph)
-    check_assigned(variable.name, variable.dtype, variable.shape, value, given, mode)
-    read = graph.capture_eager(variable)
-    name = {"assign": "Assign", "add": "AssignAdd", "sub": "AssignSub"}[mode]
+    shown = variable.name if variable.graph is None else variable.op.name
+    check_assigned(shown, variable.dtype, variable.shape, value, given, mode)
+    read = graph.as_tensor(variable)            # (an enclosing graph's variable: captured)
+    name = name or {"assign": "Assign", "add": "AssignAdd", "sub": "AssignSub"}[mode]
     out = graph.add_operation(Assign(variable, mode), (read, value), variable.shape,
                               variable.dtype, name)
     out.op._exec_inputs = (value,)              # writes without reading the old value first
@@ -1125,8 +1130,5 @@ def tape_gradient(target, sources, output_gradients=None, unconnected_gradients=
         for i, g in zip(owners, grads):
             if g is not None:
                 result[i] = g if result[i] is None else result[i] + g
-        if unconnected_gradients == "zero":
-            from ..ops.math import multiply
-            result = [r if r is not None else multiply(graph.as_tensor(s), 0)
-                      for r, s in zip(result, flat)]
+        result = fill_unconnected(result, flat, unconnected_gradients)
     return rebuild(result)

@@ -4,6 +4,8 @@ The same reverse walk as eager ``backward()``, but on symbolic tensors: every op
 is written with framework ops, so calling it here adds gradient nodes (under ``gradients/``)
 that a Session can fetch and the inspector can show. Gradients of gradients come for free.
 """
+from .. import context
+from ..autodiff import fill_unconnected
 from ..ops.base import (Op, backward_result, rank_known, sum_to_shape, sums_to,
                         wrong_gradient_shape)
 from .core import Operation, SymbolicTensor, upstream_ops
@@ -21,9 +23,11 @@ class OnesLike(Op):
         return x.shape, x.dtype
 
 
-def gradients(ys, xs, grad_ys=None, name="gradients", stop_gradients=None):
-    """d(sum of ys)/d(x) for each x in xs, as new graph tensors; None where ys ignore x. A
-    list, also for a single x: ``gradients(loss, w)[0]``, as in TF1."""
+def gradients(ys, xs, grad_ys=None, name="gradients", stop_gradients=None,
+              unconnected_gradients="none"):
+    """d(sum of ys)/d(x) for each x in xs, as new graph tensors; None where ys ignore x
+    (zeros of x's shape with ``unconnected_gradients="zero"``). A list, also for a single x:
+    ``gradients(loss, w)[0]``, as in TF1."""
     ys = list(ys) if isinstance(ys, (list, tuple)) else [ys]
     xs = list(xs) if isinstance(xs, (list, tuple)) else [xs]
     grad_ys = list(grad_ys) if isinstance(grad_ys, (list, tuple)) else [grad_ys] * len(ys)
@@ -37,14 +41,15 @@ def gradients(ys, xs, grad_ys=None, name="gradients", stop_gradients=None):
     for x in constants:
         x.requires_grad = True
     try:
-        result = _walk(ys, xs, grad_ys, name, {t for t in stop_gradients or ()})
+        result = _walk(ys, xs, grad_ys, name, {t for t in stop_gradients or ()},
+                       unconnected_gradients)
     finally:
         for x in constants:
             x.requires_grad = False
     return result
 
 
-def _walk(ys, xs, grad_ys, name, stops):
+def _walk(ys, xs, grad_ys, name, stops, unconnected_gradients):
     graph = ys[0].graph
     between = _ops_between(ys, xs, stops)
     with graph.name_scope(name):
@@ -68,7 +73,8 @@ def _walk(ys, xs, grad_ys, name, stops):
                 for inp, g in zip(op.inputs, input_grads):
                     if g is not None and inp.requires_grad and inp.op in between:
                         _accumulate(grads, inp, _to_shape(op.eg_op, g, inp, op.inputs))
-    return [found.get(x) for x in xs]
+        with context.building(graph):           # (zeros for unconnected xs: in this graph)
+            return fill_unconnected([found.get(x) for x in xs], xs, unconnected_gradients)
 
 
 def _to_shape(op, grad, inp, inputs):

@@ -145,6 +145,34 @@ class TensorArray:
         return f"<eg.TensorArray {self.dtype}, {where}>"
 
 
+# ----------------------------------------------------------------------------- in control flow
+def carried(value):
+    """``value`` as a graph cond or loop node carries it: the node's inputs and outputs are
+    tensors, so a TensorArray travels as its list tensor (``handle``); others as they are."""
+    if isinstance(value, TensorArray):
+        if value.handle is None:
+            raise TypeError("An eager eg.TensorArray cannot be carried by a graph loop or "
+                            "cond: make it inside the traced function (or the graph).")
+        return value.handle
+    return value
+
+
+def uncarried(template, value, leaf=lambda template, value: value):
+    """The inverse of ``carried`` over a structure: where ``template`` holds a TensorArray (the
+    value given to the node, or what the body returned: it knows the element shape), the
+    list tensor in ``value`` becomes a TensorArray again. ``leaf(template, value)`` gives the
+    other leaves (AutoGraph keeps its Undefined names there)."""
+    if isinstance(template, TensorArray):
+        return template._like(value)
+    if isinstance(template, (list, tuple, dict)) and not isinstance(value, SymbolicTensor):
+        if isinstance(template, dict):
+            return {k: uncarried(template[k], value[k], leaf) for k in template}
+        parts = [uncarried(t, v, leaf) for t, v in zip(template, value)]
+        return type(template)(*parts) if hasattr(template, "_fields") else \
+            type(template)(parts)
+    return leaf(template, value)
+
+
 def _known(shape):
     if not shape.is_fully_defined():
         raise ValueError("Stacking an empty TensorArray needs its element_shape: "

@@ -5,9 +5,10 @@ initializer ``w/Assign``. Each Session keeps its own value for ``w``; until the 
 run there, reading ``w`` fails (TF1: ``FailedPreconditionError: Attempting to use uninitialized
 value w``). ``w.assign(...)`` only *builds* an assign node: it changes nothing until it is run.
 """
-from .. import variable as _variable
+from .. import context, variable as _variable
 from ..tensor import Tensor
 from .core import SymbolicTensor, get_default_graph, group, constant
+from .function import FuncGraph, graph_assign
 from .ops import Assign, ReadVariable, check_assigned
 
 GLOBAL_VARIABLES, TRAINABLE_VARIABLES = "variables", "trainable_variables"
@@ -58,6 +59,11 @@ class GraphVariable(SymbolicTensor, _variable.Variable):
             graph.add_to_collection(TRAINABLE_VARIABLES, self)
 
     def _assign_node(self, value, mode, name):
+        building = context.state.graph
+        if building is not self.graph and isinstance(building, FuncGraph):
+            # a branch of eg.cond / eg.while_loop: the assign belongs to the branch, which
+            # runs it only when the branch runs (in this graph it would run every time)
+            return graph_assign(self, value, mode, name)
         given = value
         if not isinstance(value, Tensor) or value.graph is None:
             value = constant(value, dtype=self.dtype)

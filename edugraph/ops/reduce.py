@@ -214,6 +214,11 @@ class ArgReduction(Op):
     def __init__(self, name, axis, keepdims=False):
         self.name, self.axis, self.keepdims = name, axis, keepdims
 
+    @property
+    def type_name(self):
+        """TF's op type in the graph: ArgMax or ArgMin (one class here, two ops in TF)."""
+        return {"argmax": "ArgMax", "argmin": "ArgMin"}[self.name]
+
     def forward(self, xp, x):
         return xp.asarray(getattr(xp, self.name)(x, axis=self.axis, keepdims=self.keepdims))
 
