@@ -64,8 +64,16 @@ def _infer_dtype(data):
 
 def tf_dtype(array):
     """The dtype TF gives Python data that numpy has read as ``array``: float32 for floats and
-    int32 for whole numbers (numpy picks float64 and int64)."""
-    return {"f": float32, "i": int32}.get(array.dtype.kind, array.dtype)
+    int32 for whole numbers (numpy picks float64 and int64), int64 for whole numbers that do not
+    fit in int32 (as TF: ``tf.constant(2**40)``; int32 would wrap them round)."""
+    kind = array.dtype.kind
+    if kind == "i":
+        return int32 if array.size == 0 or (_INT32.min <= array.min() and
+                                            array.max() <= _INT32.max) else int64
+    return float32 if kind == "f" else array.dtype
+
+
+_INT32 = np.iinfo(np.int32)
 
 
 def _numbers_kind(data):
@@ -208,7 +216,11 @@ class Tensor:
         if self.device.kind != "cpu":
             raise TypeError(f"This tensor lives on {self.device.name}; numpy cannot read it "
                             "directly. Copy it to the host first with .numpy() or .cpu().")
-        return self._value if dtype is None else self._value.astype(dtype)
+        # (np.asarray: a 0-d result of numpy arithmetic is a numpy scalar, which numpy's
+        # protocol refuses, "__array__ method not producing an array"). np.array(t) asks for
+        # copy=True: without it, writing into the array would change the tensor.
+        value = np.asarray(self._value, dtype)
+        return value.copy() if copy and value is self._value else value
 
     def __array_function__(self, func, types, args, kwargs):
         """numpy's functions on tensors (``np.mean(t, axis=0)``, ``np.concatenate([a, b])``)
@@ -253,7 +265,9 @@ class Tensor:
 
     def __format__(self, spec):
         """``f"Loss: {loss}"`` / ``f"{loss:.4f}"`` print a scalar's value, as in TF and PyTorch
-        (their tutorials print running losses this way); other tensors print as ``str``."""
+        (their tutorials print running losses this way); other tensors print as ``str``.
+        Without a spec, a float32 prints its own shortest digits (0.1), where TF and PyTorch
+        print it as a Python float (0.10000000149011612): the number the student wrote."""
         if self.graph is None and not self.shape:
             value = self.numpy()[()]
             return format(value, spec) if spec else str(value)  # (float32's shortest digits)

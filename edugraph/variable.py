@@ -12,7 +12,7 @@ import numbers
 import numpy as np
 
 from .context import note_in_place_change, state
-from .tensor import Tensor, check_flag, tensor
+from .tensor import Tensor, check_flag, tensor, tf_dtype
 
 _graph_variable_class = None        # set by edugraph.graph: what Variable(...) makes in a graph
 _unnamed = itertools.count()
@@ -35,8 +35,10 @@ class Variable(Tensor):
         if hasattr(state.graph, "lift_variable"):   # made while a function traces: lives outside
             t = state.graph.lift_variable(initial_value, dtype)
         else:
-            t = tensor(initial_value() if callable(initial_value) else initial_value,
-                       dtype=dtype)
+            value = initial_value() if callable(initial_value) else initial_value
+            t = tensor(value, dtype=dtype)
+            if dtype is None and t.dtype.kind == "i" and not hasattr(value, "dtype"):
+                t = tensor(value, dtype=tf_dtype(t._value))     # TF's int32 for Python ints
         name = name or f"Variable_{next(_unnamed)}"
         super().__init__(t._value, t.device, name=name_prefixes[-1] + name if name_prefixes
                          else name)

@@ -243,3 +243,14 @@ def test_an_iterator_made_while_tracing_is_read_then_and_the_next_one_in_a_tf1_g
             "IteratorGetNext"
         with eg.Session() as sess:
             assert [sess.run(element) for _ in range(3)] == [0, 1, 2]
+
+
+def test_python_lists_take_tfs_dtypes_and_arrays_keep_theirs():
+    """from_tensor_slices([1.0, 2.0]) is float32 and [0, 1] int32, as in TF (they were numpy's
+    float64 and int64, which then met float32 weights and were refused)."""
+    x, y = next(iter(eg.data.Dataset.from_tensor_slices(([[1.0, 2.0], [3.0, 4.0]], [0, 1]))))
+    assert x.dtype == eg.float32 and y.dtype == eg.int32
+    element = next(iter(eg.data.Dataset.from_tensor_slices(
+        {"flag": [True, False], "kept": np.arange(2.0), "rows": [np.zeros(2), np.ones(2)]})))
+    assert element["flag"].dtype == eg.bool_ and element["kept"].dtype == eg.float64
+    assert element["rows"].dtype == eg.float64

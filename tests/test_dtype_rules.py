@@ -69,3 +69,28 @@ def test_integer_totals_in_a_graph_are_inferred_as_they_run():
     np.testing.assert_array_equal(got[0], [511])
     np.testing.assert_array_equal(got[1], [[255, 510, 511]])
     assert got[0].dtype == got[1].dtype == np.int64
+
+
+def test_python_whole_numbers_are_int32_as_in_tf_unless_too_large():
+    """TF's defaults: tf.constant(0) and tf.Variable(0) are int32 (eagerly too: eg.Variable
+    took PyTorch's int64); a number beyond int32 is int64 (int32 would wrap 2**40 round to 0)."""
+    assert eg.constant(0).dtype == eg.int32 and eg.Variable(0).dtype == eg.int32
+    assert eg.Variable([1, 2]).dtype == eg.int32 and eg.Variable(1.5).dtype == eg.float32
+    assert eg.Variable(np.int64(3)).dtype == eg.int64           # numpy keeps its own
+    assert eg.constant(2**40).numpy() == 2**40 and eg.constant(2**40).dtype == eg.int64
+    assert eg.Variable([1, 2**40]).dtype == eg.int64
+    with eg.Graph().as_default():
+        assert eg.Variable(0).dtype == eg.int32 and eg.constant(-2**40).dtype == eg.int64
+
+
+def test_tf1_div_floors_whole_numbers_as_python_2():
+    """TF1's tf.div is Python 2's /: -7 / 2 is -4 for ints (int32 for Python's); eg.div is
+    PyTorch's true division."""
+    tf = eg.compat.v1
+    assert tf.div(-7, 2).numpy() == -4 and tf.div(-7, 2).dtype == eg.int32
+    assert tf.div(eg.constant([-7, 7]), 2).numpy().tolist() == [-4, 3]
+    assert tf.div(-7.0, 2).numpy() == -3.5 and eg.div(-7, 2).numpy() == -3.5
+    with eg.Graph().as_default():
+        x = tf.placeholder(tf.int32)
+        with tf.Session() as sess:
+            assert sess.run(tf.div(x, 2), {x: [-7, 7]}).tolist() == [-4, 3]

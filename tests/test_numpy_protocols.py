@@ -49,3 +49,17 @@ def test_numpy_refuses_what_it_cannot_read_or_write():
         assert np.shape(p) == p.shape and np.ndim(p) == 2
         with pytest.raises(NotImplementedError, match="is a symbolic tensor"):
             np.exp(p)
+
+
+def test_numpy_reads_scalars_that_arithmetic_made_and_np_array_copies():
+    """A 0-d result of arithmetic with a number holds a numpy scalar, which numpy's __array__
+    protocol refused ("object __array__ method not producing an array"): np.mean of a list of
+    losses, as a plot of a training curve does. np.array(t) copies, as numpy's own does."""
+    losses = [eg.reduce_mean(eg.square(eg.constant([1.0, 2.0]))) * 0.5 for _ in range(3)]
+    assert np.mean(losses) == 1.25 and np.asarray(losses[0]).shape == ()
+    np.testing.assert_array_equal(np.array(losses), [1.25, 1.25, 1.25])
+    t = eg.tensor([1.0, 2.0])
+    copied = np.array(t)
+    copied[0] = 5.0
+    np.testing.assert_array_equal(t.numpy(), [1.0, 2.0])
+    assert np.array(t, dtype=np.float64).dtype == np.float64

@@ -282,3 +282,17 @@ def test_compat_v1_is_edugraph_with_disable_v2_behavior(tf1_state):
         assert 0.88 < np.mean(sess.run(kept) != 0) < 0.92
     tf.enable_v2_behavior()
     assert tf.executing_eagerly()
+
+
+def test_tf1_set_random_seed_repeats_a_graphs_random_numbers():
+    tf = eg.compat.v1
+
+    def draw():
+        with tf.Graph().as_default():
+            tf.set_random_seed(7)
+            noise = tf.random_normal((3,))
+            with tf.Session() as sess:
+                return sess.run(noise)
+    first = draw()
+    np.testing.assert_array_equal(draw(), first)
+    assert len(set(first.tolist())) == 3

@@ -18,6 +18,8 @@ and read positionally that would silently compute the loss of the swapped argume
 import functools
 import types
 
+import numpy as np
+
 import edugraph as _edugraph
 from edugraph.graph import disable_eager_execution, enable_eager_execution
 
@@ -31,6 +33,28 @@ def disable_v2_behavior():
 def enable_v2_behavior():
     """TF2's behaviour again: eager execution."""
     enable_eager_execution()
+
+
+def set_random_seed(seed):
+    """TF1's ``tf.set_random_seed``: ``eg.random.set_seed``. TF1's seeds the default graph's
+    random ops; edugraph's seeds every random op made after it, in any graph (so runs repeat
+    also after ``reset_default_graph``)."""
+    _edugraph.random.set_seed(seed)
+
+
+def div(x, y, name=None):
+    """TF1's ``tf.div``: Python 2's ``/``, which floors whole numbers (``tf.div(-7, 2)`` is -4,
+    int32) and divides floats (``eg.div`` is PyTorch's, which always divides: -3.5)."""
+    if _whole(x) and _whole(y):
+        if not (hasattr(x, "dtype") or hasattr(y, "dtype")):   # Python numbers: TF's int32
+            x = _edugraph.constant(x)
+        return _edugraph.floordiv(x, y, name=name)
+    return _edugraph.divide(x, y, name=name)
+
+
+def _whole(value):
+    dtype = getattr(value, "dtype", None)
+    return (np.dtype(dtype) if dtype is not None else np.asarray(value).dtype).kind in "iu"
 
 
 def _named_arguments_only(function, name=None):

@@ -29,7 +29,7 @@ from ..devices import current_device
 from ..errors import InvalidArgumentError
 from ..nest import flatten, map_structure
 from ..ops import random as _random
-from ..tensor import Tensor, tensor
+from ..tensor import Tensor, tensor, tf_dtype
 from .iterator import Iterator
 
 __all__ = ["Dataset", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY"]
@@ -425,9 +425,16 @@ def _components(structure):
     if isinstance(structure, tuple):
         parts = [_components(v) for v in structure]
         return type(structure)(*parts) if hasattr(structure, "_fields") else tuple(parts)
-    if isinstance(structure, list):
-        return _host([_host(v) for v in structure])
-    return _host(structure)
+    array = _host([_host(v) for v in structure] if isinstance(structure, list) else structure)
+    return array.astype(tf_dtype(array)) if _python_data(structure) else array
+
+
+def _python_data(value):
+    """Numbers or (nested) lists of them, which TF reads as float32 / int32 (numpy: float64 /
+    int64, which float32 weights would then refuse); arrays and tensors keep their dtype."""
+    if isinstance(value, (list, tuple)):
+        return all(_python_data(v) for v in value)
+    return not hasattr(value, "dtype")
 
 
 def _stacked(first, elements):
