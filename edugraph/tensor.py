@@ -134,9 +134,11 @@ class Tensor:
     """A multi-dimensional array on a device that can record how it was computed."""
 
     # (_changed_at is set only when the values are overwritten in place, _previous only when
-    # such a change is recorded, _freed only when a backward() walks the node: see autodiff.py)
+    # such a change is recorded, _freed only when a backward() walks the node: see autodiff.py;
+    # _keras_logits only on the output of a Keras sigmoid or softmax: see layers/activations.py)
     __slots__ = ("_value", "device", "requires_grad", "_grad", "_op", "_inputs", "_seq",
-                 "_retain", "name", "_changed_at", "_previous", "_freed", "__weakref__")
+                 "_retain", "name", "_changed_at", "_previous", "_freed", "_keras_logits",
+                 "__weakref__")
     graph = None                    # eager tensors belong to no graph; symbolic ones set it
     # numpy_array * tensor → Tensor.__rmul__ (a tensor, recorded), never an object array;
     # numpy's own functions compute on the values (__array__, __array_function__)

@@ -60,6 +60,66 @@ def test_tf1s_softmax_cross_entropy_stops_the_labels_gradient_tf2s_does_not(devi
                                    -eg.nn.log_softmax(logits).numpy(), rtol=1e-12)
 
 
+def test_labels_gradient_flows_also_where_a_label_is_zero(device):
+    """One-hot labels: d/dy is -log softmax(z) in every class, as in TF2 (it was 0 where y = 0);
+    a class masked with a logit of -inf still adds 0, not nan, to the loss."""
+    one_hot = eg.tensor(np.array([[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]), device=device,
+                        requires_grad=True)
+    logits = eg.tensor(np.array([[1.0, 2.0, 3.0], [0.5, -np.inf, 1.0]]), device=device)
+    loss = eg.reduce_sum(eg.nn.softmax_cross_entropy_with_logits(one_hot, logits))
+    assert np.isfinite(loss.item())
+    grad = eg.grad(loss, one_hot)[0].numpy()
+    np.testing.assert_allclose(grad[0], -eg.nn.log_softmax(logits).numpy()[0], rtol=1e-12)
+    np.testing.assert_allclose(grad[1, [0, 2]], -eg.nn.log_softmax(logits).numpy()[1, [0, 2]],
+                               rtol=1e-12)
+    assert grad[1, 1] == 0          # (TF: inf there)
+    gradcheck(lambda y: eg.nn.softmax_cross_entropy_with_logits(y, logits[:1]),
+              one_hot.numpy()[:1], device=device)
+
+
+@pytest.mark.parametrize("activation, loss_name, labels", [
+    ("sigmoid", "binary_crossentropy", [[0.0], [1.0], [1.0], [0.0]]),
+    ("softmax", "categorical_crossentropy", [[0.0, 1.0], [1.0, 0.0], [1.0, 0.0], [0.0, 1.0]]),
+    ("softmax", "sparse_categorical_crossentropy", [1, 0, 0, 1])])
+def test_keras_cross_entropy_of_a_keras_activation_computes_from_its_logits(
+        activation, loss_name, labels):
+    """Keras keeps a sigmoid's or softmax's logits on its output and its cross-entropies use
+    them: a saturated output (|z| = 40) has its true loss and a gradient, where clipped
+    probabilities stop the loss near 16 with a gradient of 0. Without, and with eg.nn's own
+    sigmoid, the probabilities are clipped as before."""
+    columns = 1 if activation == "sigmoid" else 2
+    z = eg.tensor(np.array([[20.0], [-20.0], [0.3], [40.0]]) * [[1.0, -1.0][:columns]],
+                  requires_grad=True)
+    keras_loss = getattr(eg.keras.losses, loss_name)
+    layer = eg.keras.layers.Activation(activation)
+    by_logits = eg.reduce_sum(keras_loss(labels, z, from_logits=True))
+    by_output = eg.reduce_sum(keras_loss(labels, layer(z)))
+    np.testing.assert_allclose(by_output.item(), by_logits.item(), rtol=1e-12)
+    assert by_output.item() > 50
+    np.testing.assert_allclose(eg.grad(by_output, z)[0].numpy(), eg.grad(by_logits, z)[0].numpy(),
+                               rtol=1e-12, atol=1e-300)
+    with eg.no_grad():                  # (evaluate: no op recorded, the logits still kept)
+        np.testing.assert_allclose(eg.reduce_sum(keras_loss(labels, layer(z))).item(),
+                                   by_logits.item(), rtol=1e-12)
+    plain = eg.nn.sigmoid(z) if activation == "sigmoid" else eg.nn.softmax(z)
+    assert eg.reduce_sum(keras_loss(labels, plain)).item() < by_logits.item() - 10
+
+
+def test_fit_learns_from_unscaled_inputs_through_a_saturated_sigmoid():
+    """Pixels 0..255 into Dense(1, "sigmoid"): every |z| is large, and with clipped
+    probabilities no gradient reached the kernel, so the loss stayed at its first value."""
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 256, (8, 6)).astype(np.float32)
+    y = (rng.random(8) > 0.5).astype(np.float32)
+    model = eg.keras.Sequential([eg.keras.layers.Dense(1, activation="sigmoid",
+                                                       input_shape=(6,))])
+    model.set_weights([np.full((6, 1), 0.05, np.float32) * [[1], [-1], [1], [-1], [1], [-1]],
+                       np.zeros(1, np.float32)])
+    model.compile(optimizer=eg.keras.optimizers.SGD(0.01), loss="binary_crossentropy")
+    losses_ = model.fit(x, y, batch_size=4, epochs=3, shuffle=False, verbose=0).history["loss"]
+    assert losses_[0] > 16 and losses_[-1] < losses_[0] / 2
+
+
 def test_cross_entropy_is_stable_for_huge_logits(device):
     logits = np.array([[1000.0, -1000.0, 0.0], [-800.0, 800.0, 0.0]])
     z = eg.tensor(logits, device=device, requires_grad=True)

@@ -1,5 +1,24 @@
 """Activation functions by Keras name: ``Dense(64, activation="relu")``."""
-from ..ops.activation import elu, leaky_relu, log_softmax, relu, sigmoid, softmax, softplus, tanh
+from ..ops import activation as _ops
+from ..ops.activation import elu, leaky_relu, log_softmax, relu, softplus, tanh
+
+
+def sigmoid(x):
+    """``eg.sigmoid``, which keeps its input on its output, as Keras's does: the cross-entropy
+    of its output computes from it (``eg.losses.keras_logits``)."""
+    return _keeping_logits(_ops.sigmoid(x), "sigmoid", x)
+
+
+def softmax(x, axis=-1):
+    """``eg.softmax``, which keeps its input on its output over the last axis, as Keras's does
+    (see ``sigmoid``)."""
+    out = _ops.softmax(x, axis)
+    return _keeping_logits(out, "softmax", x) if axis == -1 else out
+
+
+def _keeping_logits(out, activation, logits):
+    out._keras_logits = activation, logits
+    return out
 
 
 def linear(x):
@@ -9,7 +28,7 @@ def linear(x):
 
 def swish(x):
     r"""$x \, \sigma(x)$ (also called SiLU)."""
-    return x * sigmoid(x)
+    return x * _ops.sigmoid(x)
 
 
 ACTIVATIONS = {"linear": linear, "relu": relu, "sigmoid": sigmoid, "tanh": tanh,

@@ -224,18 +224,20 @@ def sparse_softmax_cross_entropy_with_logits(labels, logits):
 
 
 def weighted_log_probs(weights, log_probs):
-    r"""$w_k \log p_k$, read as 0 where $w_k = 0$: also where $\log p_k = -\infty$, a class
-    masked with a logit of $-\infty$, where the product would be $0 \cdot -\infty$ = nan.
-    (PyTorch and TF agree for class-id targets; for probability targets they give nan.)"""
-    return weights * select(weights != 0, log_probs, 0.0)
+    r"""$w_k \log p_k$, read as 0 where $w_k = 0$ and $\log p_k = -\infty$ (a class masked
+    with a logit of $-\infty$), where the product would be $0 \cdot -\infty$ = nan. (PyTorch
+    and TF agree for class-id targets; for probability targets they give nan.) Only there: the
+    weights' gradient is $\log p_k$ also where $w_k = 0$, as in TF2, whose labels take a
+    gradient (a masked class's stays 0, where TF's is $-\infty$)."""
+    return weights * select((weights != 0) | (log_probs > -np.inf), log_probs, 0.0)
 
 
 @_scoped
 def sigmoid_cross_entropy_with_logits(labels, logits):
     r"""Elementwise binary cross-entropy of $\sigma(z)$: $\log(1 + e^z) - z y$, that is
     $\mathrm{softplus}(z) - z y$, which neither overflows nor loses the small term, and whose
-    gradient is $\sigma(z) - y$ everywhere. (TF's form, $\max(z, 0) - z y + \log(1 +
-    e^{-|z|})$, has the same values; built from relu and abs, its gradient at $z = 0$ would
+    gradient is $\sigma(z) - y$ everywhere, as TF's. (TF writes it $\max(z, 0) - z y + \log(1 +
+    e^{-|z|})$, the same values; built here from relu and abs, its gradient at $z = 0$ would
     take their kinks' one-sided slopes and come out $-y$ instead of $\frac12 - y$.)"""
     labels, logits = _labels_and_predictions(labels, logits)
     _check_same_shape(labels, logits, "sigmoid_cross_entropy_with_logits")
@@ -313,6 +315,9 @@ def categorical_crossentropy(y_true, y_pred, from_logits=False):
     if from_logits:
         _warn_if_activated(y_pred, "categorical_crossentropy", "softmax")
         return softmax_cross_entropy_with_logits(y_true, y_pred)
+    logits = keras_logits(y_pred, "softmax")
+    if logits is not None:
+        return softmax_cross_entropy_with_logits(y_true, logits)
     y_true, y_pred = _labels_and_predictions(y_true, y_pred)
     _check_same_shape(y_true, y_pred, "categorical_crossentropy")
     _warn_if_logits(y_pred, "categorical_crossentropy", "CategoricalCrossentropy", "softmax")
@@ -328,6 +333,9 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False):
     if from_logits:
         _warn_if_activated(y_pred, "sparse_categorical_crossentropy", "softmax")
         return sparse_softmax_cross_entropy_with_logits(y_true, y_pred)
+    logits = keras_logits(y_pred, "softmax")
+    if logits is not None:
+        return sparse_softmax_cross_entropy_with_logits(y_true, logits)
     y_true, num_classes = _class_ids(y_true, y_pred, "sparse_categorical_crossentropy")
     _warn_if_logits(y_pred, "sparse_categorical_crossentropy", "SparseCategoricalCrossentropy",
                     "softmax")
@@ -342,11 +350,25 @@ def binary_crossentropy(y_true, y_pred, from_logits=False):
     if from_logits:
         _warn_if_activated(y_pred, "binary_crossentropy", "sigmoid")
         return reduce_mean(sigmoid_cross_entropy_with_logits(y_true, y_pred), -1)
+    logits = keras_logits(y_pred, "sigmoid")
+    if logits is not None:
+        return reduce_mean(sigmoid_cross_entropy_with_logits(y_true, logits), -1)
     y_true, y_pred = _labels_and_predictions(y_true, y_pred)
     _check_same_shape(y_true, y_pred, "binary_crossentropy")
     _warn_if_logits(y_pred, "binary_crossentropy", "BinaryCrossentropy", "sigmoid")
     p = clip(y_pred, EPSILON, 1 - EPSILON)
     return reduce_mean(-(y_true * log(p) + (1 - y_true) * log(1 - p)), -1)
+
+
+def keras_logits(y_pred, activation):
+    """The logits of predictions that a Keras ``activation`` made ("sigmoid" or "softmax"), or
+    None. Keras's cross-entropies compute from them, not from the probabilities: a saturated
+    sigmoid (|z| > 16) reads 1 − 1e-7 once clipped, so the loss would stop near 16 and its
+    gradient would be 0, and a model fed unscaled inputs would never learn."""
+    if y_pred.__class__ is not Tensor and not isinstance(y_pred, Tensor):
+        return None
+    made_by, logits = getattr(y_pred, "_keras_logits", (None, None))
+    return logits if made_by == activation else None
 
 
 def _warn_if_logits(y_pred, where, class_name, activation):
