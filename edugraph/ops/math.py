@@ -121,6 +121,10 @@ class Square(Op):
 
 
 class Sqrt(Op):
+    """At 0 the slope is infinite: a gradient of 0 from above gives 0 / 0 = nan there, as in
+    PyTorch (TF's kernel gives 0, so ``where(x > 0, sqrt(x), 0)`` at 0 is nan here and in
+    PyTorch, 0 in TF; a mask before the sqrt, ``sqrt(where(x > 0, x, 1))``, is safe in all)."""
+
     name = "sqrt"
 
     def forward(self, xp, x):
