@@ -220,16 +220,21 @@ def sparse_softmax_cross_entropy_with_logits(labels, logits):
     labels, logits = _labels_and_predictions(labels, logits, integer=True)
     labels, num_classes = _class_ids(labels, logits, "sparse_softmax_cross_entropy")
     picked = one_hot(labels, num_classes, logits.dtype)
-    return -reduce_sum(weighted_log_probs(picked, log_softmax(logits)), -1)
+    return -reduce_sum(weighted_log_probs(picked, log_softmax(logits),
+                                          labels_take_gradient=False), -1)
 
 
-def weighted_log_probs(weights, log_probs):
+def weighted_log_probs(weights, log_probs, labels_take_gradient=True):
     r"""$w_k \log p_k$, read as 0 where $w_k = 0$ and $\log p_k = -\infty$ (a class masked
     with a logit of $-\infty$), where the product would be $0 \cdot -\infty$ = nan. (PyTorch
     and TF agree for class-id targets; for probability targets they give nan.) Only there: the
     weights' gradient is $\log p_k$ also where $w_k = 0$, as in TF2, whose labels take a
-    gradient (a masked class's stays 0, where TF's is $-\infty$)."""
-    return weights * select((weights != 0) | (log_probs > -np.inf), log_probs, 0.0)
+    gradient (a masked class's stays 0, where TF's is $-\infty$). Weights made from class ids
+    take none: ``labels_take_gradient=False`` spares the training step the second test."""
+    kept = weights != 0
+    if labels_take_gradient:
+        kept = kept | (log_probs > -np.inf)
+    return weights * select(kept, log_probs, 0.0)
 
 
 @_scoped

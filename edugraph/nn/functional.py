@@ -377,8 +377,9 @@ def nll_loss(input, target, weight=None, reduction="mean", ignore_index=-100):
     if weight is not None:
         weight = _class_weights(weight, log_probs.shape[-1], log_probs, "nll_loss")
         picked = picked * weight
-    return _reduced(-reduce_sum(weighted_log_probs(picked, log_probs), -1), reduction, kept,
-                    weight, target)
+    return _reduced(-reduce_sum(weighted_log_probs(picked, log_probs,
+                                                   labels_take_gradient=False), -1),
+                    reduction, kept, weight, target)
 
 
 def binary_cross_entropy(input, target, weight=None, reduction="mean"):
