@@ -7,6 +7,9 @@ import numpy as np
 import pytest
 
 import edugraph as eg
+from edugraph.graph.session import building_state_kept
+from tests import test_slides_tf1_as_written as slides
+from tests.test_slides_tf1_as_written import run_tf1
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 tf = pytest.importorskip("tensorflow")
@@ -163,3 +166,41 @@ def test_numpy_reads_a_scalar_loss_as_from_tf():
     ours = [eg.reduce_mean(eg.square(eg.constant([1.0, 2.0]))) * 0.5 for _ in range(3)]
     theirs = [tf.reduce_mean(tf.square(tf.constant([1.0, 2.0]))) * 0.5 for _ in range(3)]
     assert np.mean(ours) == np.mean(theirs) == 1.25
+
+
+# --------------------------------------------- the lecture's TF1 slides, run by TF and edugraph
+def run_slide(slide, framework, **names):
+    """A slide's TF1 program as written, run by real TF (``tensorflow.compat.v1`` in a graph of
+    its own) or by edugraph (TF's migration idiom, as tests/test_slides_tf1_as_written.py runs
+    it), after the same ``np.random.seed(0)``."""
+    np.random.seed(0)
+    if framework == "tensorflow":
+        code = slide.replace("import tensorflow as tf", "import tensorflow.compat.v1 as tf")
+        namespace = {"np": np, "tf": tf1, **names}
+        with tf1.Graph().as_default():
+            exec(compile(code, "<slide>", "exec"), namespace)    # noqa: S102  (our own text)
+        return namespace
+    with building_state_kept():
+        eg.reset_default_graph()
+        return run_tf1(slide, **names)
+
+
+@pytest.mark.parametrize("slide", [slides.SIMPLE_GRAPH, slides.BASIC_GRAPH],
+                         ids=["shapes", "no-shapes"])
+def test_the_slides_graph_gives_tfs_values_and_gradients(slide):
+    theirs, ours = (run_slide(slide, framework) for framework in ("tensorflow", "edugraph"))
+    for name in ("c_val", "grad_x_val", "grad_y_val", "grad_z_val"):
+        np.testing.assert_allclose(ours[name], theirs[name], rtol=1e-6, err_msg=name)
+
+
+def test_the_slides_training_with_fed_weights_follows_tfs_losses(capsys):
+    x_train, y_train = slides.digits_one_hot()
+    curves = []
+    for framework in ("tensorflow", "edugraph"):
+        pl = slides.plot_recorder()
+        run_slide(slides.FEEDING_THE_WEIGHTS, framework, x_train=x_train, y_train=y_train, pl=pl)
+        curves.append(np.array(pl.plotted[0], dtype=np.float64))
+    np.testing.assert_allclose(curves[1], curves[0], rtol=1e-4)
+    printed = capsys.readouterr().out.splitlines()
+    assert [line.split()[:2] for line in printed[20:]] == [line.split()[:2]
+                                                             for line in printed[:20]]
