@@ -6,11 +6,15 @@ so building a graph over 3000×4000 tensors does no 3000×4000 work; any other o
 tiny stand-in arrays to see what comes out.
 """
 import numbers
+import operator
 
 import numpy as np
 
 from ..errors import ShapeError
-from ..ops import activation, base, conv, linalg, math, random, reduce, shape as shape_ops
+from ..ops import activation, base, conv, linalg, math, random, reduce, sequence
+from ..ops import shape as shape_ops
+from ..ops.base import rank_known
+from ..tensor import Tensor
 
 
 class TensorShape(tuple):
@@ -144,19 +148,24 @@ def _reduction(op, x):
     return TensorShape(dims), dtype
 
 
-def _broadcast_to(op, x):
-    """The target shape, if x can reach it (an unknown size may turn out to fit)."""
+def _broadcast_to(op, x, *shape):
+    """The target shape, if x can reach it (an unknown size may turn out to fit; a target
+    given as a tensor may have unknown sizes, see ``shape_input``)."""
     target = TensorShape(op.shape)
-    if x.shape.rank_known and (len(x.shape) > len(target) or
-                               broadcast([x.shape, target], op.name) != target):
+    if x.shape.rank_known and target.rank_known and (
+            len(x.shape) > len(target) or
+            not target.is_compatible_with(broadcast([x.shape, target], op.name))):
         raise ShapeError(op.explain_failure([tuple(x.shape)]))
     return target, x.dtype
 
 
-def _reshape(op, x):
-    """TF's rule: the target's -1 is inferred when the input's size is known, else unknown."""
+def _reshape(op, x, *shape):
+    """TF's rule: the target's -1 is inferred when the input's size is known, else unknown
+    (also when another size of the target is: a shape tensor's, see ``shape_input``)."""
+    if not rank_known(op.shape):
+        return UNKNOWN, x.dtype
     target = list(op.shape)
-    if not x.shape.rank_known or None in x.shape:
+    if not x.shape.rank_known or None in x.shape or None in target:
         return TensorShape(target), x.dtype             # -1 becomes ? (TensorShape maps it)
     size, known = int(np.prod(x.shape)), int(np.prod([d for d in target if d != -1]))
     if (size % known if -1 in target else size != known) if known else size:
@@ -174,6 +183,104 @@ def _shaped_like(op, x, *rest):
 
 def _made(op, *inputs):
     return TensorShape(op.shape), op.dtype
+
+
+# ----------------------------------------------------------------- a shape given as a tensor
+def shape_input(shape, op_name):
+    """A shape argument holding graph tensors (``eg.shape(x)``, ``[eg.shape(x)[0], 3]``) as
+    ``(known, tensor)``: the shape as one integer vector, which becomes the op's last input
+    (``base.TakesShape``), and what is known of its value before the graph runs, a tuple of
+    ints and None (or UNKNOWN, if even its length is not), which gives the op's static shape.
+    As TF, it reads each size that is a Python int or a constant, and a size taken from
+    ``eg.shape(t)`` is t's static size: reshape(x, [eg.shape(x)[0], 3, 1]) is (?, 3, 1)."""
+    if isinstance(shape, Tensor):
+        _check_shape_tensor(shape, op_name, shape, 1)
+        if shape.shape == ():                           # one size, as eagerly: a 1-D shape
+            return (_known_size(shape),), shape_ops.stack([shape])
+        return _known_sizes(shape), shape
+    parts = [_shape_part(n, op_name, shape) for n in shape]
+    return tuple(_known_size(p) for p in parts), shape_ops.stack(parts)
+
+
+def _check_shape_tensor(t, op_name, shape, rank):
+    """A shape tensor (rank 1; or 0, one size) or one size in a list (rank 0): integers."""
+    what = f"the shape {t.name}" if t is shape else \
+        f"the size {t.name} in the shape {_shape_text(shape)}"
+    if t.dtype.kind not in "iu":
+        raise TypeError(f"{op_name}: {what} is a {t.dtype} tensor, but sizes are whole "
+                        "numbers: cast it first, e.g. eg.cast(n, eg.int32).")
+    if t.shape.rank_known and len(t.shape) > rank:
+        raise ShapeError(
+            f"{op_name}: {what} has shape {t.shape}, but a shape is a vector of sizes (rank 1) "
+            "and each size in a list one number (rank 0): pass eg.shape(x), or a list such "
+            "as [eg.shape(x)[0], 3]; to join shape vectors use eg.concat([...], axis=0).")
+
+
+def _shape_text(shape):
+    return "[" + ", ".join(p.name if isinstance(p, Tensor) else repr(p) for p in shape) + "]"
+
+
+def _shape_part(n, op_name, shape):
+    """One size of a shape list: a scalar graph tensor stays; numbers (and eager tensors)
+    become ints."""
+    if isinstance(n, Tensor) and n.graph is not None:
+        _check_shape_tensor(n, op_name, shape, 0)
+        return n
+    try:
+        return operator.index(n)
+    except TypeError:
+        raise TypeError(f"{op_name}: the shape {_shape_text(shape)} has {n!r} in it, but "
+                        "sizes are whole numbers (or 0-d integer tensors such as "
+                        "eg.shape(x)[0]).") from None
+
+
+def _known_size(n):
+    """The value of one size before the graph runs: an int, a constant's value, or the
+    static size that ``eg.shape(t)[i]`` reads; else None."""
+    if not isinstance(n, Tensor):
+        return n
+    op = n.op.eg_op
+    if n.op.type == "Const":
+        return int(op.value)
+    if isinstance(op, _SIZE_ARITHMETIC):               # eg.shape(x)[1] * eg.shape(x)[2]
+        values = [_known_size(i) for i in n.op.inputs]
+        return None if None in values else int(op.forward(np, *map(np.asarray, values)))
+    source = _shape_source(n)
+    if source is not None and isinstance(op.index, numbers.Integral):
+        dims = source.shape
+        if dims.rank_known and -len(dims) <= op.index < len(dims):
+            return dims[op.index]
+    return None
+
+
+_SIZE_ARITHMETIC = (math.Add, math.Subtract, math.Multiply, math.FloorDiv)
+
+
+def _known_sizes(t):
+    """What is known of the value of the 1-D shape tensor ``t`` (TF's
+    ``constant_value_as_shape``): the sizes of a constant, ``eg.shape(x)``'s static shape (or
+    a slice of it), a stack's sizes one by one; else None per size, or UNKNOWN."""
+    op = t.op.eg_op
+    if t.op.type == "Const":
+        return tuple(int(n) for n in op.value)
+    if isinstance(op, sequence.Shape) and t.op.inputs[0].shape.rank_known:
+        return tuple(t.op.inputs[0].shape)
+    source = _shape_source(t)
+    if source is not None and isinstance(op.index, slice) and source.shape.rank_known:
+        return tuple(source.shape)[op.index]
+    if isinstance(op, shape_ops.Stack) and op.axis == 0:
+        return tuple(_known_size(n) for n in t.op.inputs)
+    if not t.shape.rank_known or t.shape[0] is None:
+        return UNKNOWN
+    return (None,) * t.shape[0]
+
+
+def _shape_source(t):
+    """x, when ``t`` is ``eg.shape(x)[index]`` (a size or a slice of x's shape)."""
+    if t.op.type != "StridedSlice" or not isinstance(t.op.eg_op.index, (slice, numbers.Integral)):
+        return None
+    shape = t.op.inputs[0]
+    return shape.op.inputs[0] if isinstance(shape.op.eg_op, sequence.Shape) else None
 
 
 _RULES = {}

@@ -10,6 +10,7 @@
 ``apply`` is the single entry point that executes an op eagerly or adds it to a graph.
 """
 import functools
+import operator
 
 import numpy as np
 
@@ -342,6 +343,46 @@ def apply_shaped_like(op, like, *args):
         return apply(op, *args, like)
     op.shape = tuple(shape)
     return apply(op, *args)
+
+
+# ----------------------------------------------------------------- ops that take a shape
+class TakesShape(Op):
+    """An op with a shape argument: reshape, broadcast_to, fill (zeros, ones), the random ops.
+
+    Mostly the shape is whole numbers, kept as ``self.shape``. In a graph it may also be a
+    tensor whose value comes only when the graph runs: ``eg.shape(x)``, or a list with such
+    sizes in it, ``[eg.shape(x)[0], 3]`` (packed into one tensor, as ``eg.stack`` packs it).
+    Then that tensor is the op's LAST input, ``self.shape`` holds what is known of it before
+    the run (None for a size that is not), and ``forward`` reads the sizes when it runs:
+    ``self.sizes(shape)``, ``shape`` being the op's optional last argument. ``shape_operand``
+    decides which it is; the op class is the same either way."""
+
+    def sizes(self, shape):
+        """The sizes to make: the shape input's, if the op has one (``shape`` is then a tuple
+        of one array), else ``self.shape``."""
+        return tuple(shape[0].tolist()) if shape else self.shape
+
+
+def shape_operand(shape, op_name, size=operator.index):
+    """An op's shape argument as ``(sizes, inputs)``, for ``apply(Op(sizes, ...), *args,
+    *inputs)`` (see ``TakesShape``): whole numbers, one or a sequence (eager tensors too), give
+    (a tuple of ints, ()); a graph tensor, or a list holding some, gives (what is known of it
+    before the graph runs, (the shape as one tensor,)); anything else gives (None, ()), for
+    the op to explain. ``size`` makes one number an int (``int`` also takes 2.0).
+
+    Only a shape that is not whole numbers reaches the second step, so eager code pays
+    nothing for it."""
+    try:
+        if shape.__class__ is tuple or shape.__class__ is list:    # (np.ndim costs ~1 µs)
+            return tuple(map(size, shape)), ()
+        return ((size(shape),) if np.ndim(shape) == 0 else tuple(map(size, shape))), ()
+    except (TypeError, ValueError, NotImplementedError):   # (a graph tensor has no numbers)
+        parts = shape if isinstance(shape, (list, tuple)) else (shape,)
+        if not any(isinstance(p, Tensor) and p.graph is not None for p in parts):
+            return None, ()
+    from ..graph.shapes import shape_input
+    known, tensor = shape_input(shape, op_name)
+    return known, (tensor,)
 
 
 # ----------------------------------------------------------------- the one place broadcasting

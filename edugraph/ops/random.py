@@ -12,7 +12,7 @@ import numbers
 
 import numpy as np
 
-from .base import Op, apply, as_tensor
+from .base import Op, TakesShape, apply, as_tensor, shape_operand
 from .math import cast
 from .. import devices as _devices
 from ..tensor import (Tensor, _infer_dtype, _sizes, as_dtype, float32, int32, int64, tensor,
@@ -53,20 +53,26 @@ def _seeds(seed):
     return [seed, _global_seed or 0]
 
 
-class Fill(Op):
-    """``shape`` filled with one value: a number the op keeps, or its input, a 0-d tensor (one
-    a graph computes too). The value's gradient is the sum of the output's (TF's Fill)."""
+class Fill(TakesShape):
+    """``shape`` filled with one value: a number the op keeps (``value``), or else its first
+    input, a 0-d tensor (one a graph computes too); a shape tensor comes last (TakesShape).
+    The value's gradient is the sum of the output's (TF's Fill)."""
 
     name = "fill"
 
     def __init__(self, shape, value, dtype):
-        self.shape, self.value, self.dtype = tuple(shape), value, dtype
+        self.shape, self.value, self.dtype = shape, value, dtype
 
-    def forward(self, xp, *value):
-        return xp.full(self.shape, value[0] if value else self.value, dtype=self.dtype)
+    def forward(self, xp, *inputs):
+        value, shape = (self.value, inputs) if self.value is not None else \
+            (inputs[0], inputs[1:])
+        return xp.full(self.sizes(shape), value, dtype=self.dtype)
 
-    def backward(self, grad, out, value):
-        return (grad,)              # (the engine sums it to the value's shape: sum_to_shape)
+    def backward(self, grad, out, *inputs):
+        # the value's gradient is grad (the engine sums it to the value's shape: sum_to_shape);
+        # a shape input has none
+        value = (grad,) if self.value is None else ()
+        return value + (None,) * (len(inputs) - len(value))
 
 
 class FillLike(Op):
@@ -82,14 +88,15 @@ class FillLike(Op):
         return xp.full(x.shape, self.value, dtype=self.dtype or x.dtype)
 
 
-class RandomOp(Op):
-    """An op that draws random numbers (``rng`` picks the stream, see the module docstring)."""
+class RandomOp(TakesShape):
+    """An op that draws random numbers (``rng`` picks the stream, see the module docstring)
+    in ``shape`` (in a graph it may be a tensor, the op's input: TakesShape)."""
 
     differentiable = False
     _node = False           # a graph node, which keeps a stream of its own (``as_node``)
 
     def __init__(self, shape, dtype, seed):
-        self.shape, self.dtype, self.seed = tuple(shape), dtype, seed
+        self.shape, self.dtype, self.seed = shape, dtype, seed
         self._own = None
 
     def as_node(self, restart=False):
@@ -117,8 +124,8 @@ class RandomNormal(RandomOp):
         super().__init__(shape, dtype, seed)
         self.mean, self.stddev = mean, stddev
 
-    def forward(self, xp):
-        return (self.rng(xp).standard_normal(self.shape) * self.stddev + self.mean
+    def forward(self, xp, *shape):
+        return (self.rng(xp).standard_normal(self.sizes(shape)) * self.stddev + self.mean
                 ).astype(self.dtype)
 
 
@@ -128,8 +135,8 @@ class TruncatedNormal(RandomNormal):
 
     name = "truncated_normal"
 
-    def forward(self, xp):
-        return (truncated_standard_normal(xp, self.rng(xp), self.shape) * self.stddev
+    def forward(self, xp, *shape):
+        return (truncated_standard_normal(xp, self.rng(xp), self.sizes(shape)) * self.stddev
                 + self.mean).astype(self.dtype)
 
 
@@ -151,8 +158,8 @@ class RandomInteger(RandomOp):
         super().__init__(shape, dtype, seed)
         self.low, self.high = low, high
 
-    def forward(self, xp):
-        return self.rng(xp).integers(self.low, self.high, self.shape).astype(self.dtype)
+    def forward(self, xp, *shape):
+        return self.rng(xp).integers(self.low, self.high, self.sizes(shape)).astype(self.dtype)
 
 
 class RandomUniform(RandomOp):
@@ -162,41 +169,55 @@ class RandomUniform(RandomOp):
         super().__init__(shape, dtype, seed)
         self.minval, self.maxval = minval, maxval
 
-    def forward(self, xp):
-        return (self.rng(xp).random(self.shape) * (self.maxval - self.minval) + self.minval
-                ).astype(self.dtype)
+    def forward(self, xp, *shape):
+        return (self.rng(xp).random(self.sizes(shape)) * (self.maxval - self.minval)
+                + self.minval).astype(self.dtype)
 
 
-def _shape(shape):
-    return (shape,) if np.ndim(shape) == 0 else tuple(int(n) for n in shape)
+def _shape(shape, op_name):
+    """(sizes, shape input) of a creation op (``base.shape_operand``): in a graph the shape
+    may be a tensor, ``eg.random.normal(eg.shape(mu))``."""
+    sizes, shape_input = shape_operand(shape, op_name, int)
+    if sizes is None:
+        raise TypeError(f"{op_name}: the shape must be whole numbers, a tuple such as (2, 3) "
+                        f"(or, in a graph, an integer tensor such as eg.shape(x)); got "
+                        f"{shape!r}.")
+    return sizes, shape_input
 
 
 def fill(shape, value, dtype=None, name=None):
     """``tf.fill(shape, value)``: ``value`` everywhere in ``shape``. The value is a number or a
     0-d tensor, also one computed in a traced function; the dtype is the value's (TF's for a
-    Python number: int32 for a whole one, float32 otherwise) unless ``dtype`` is given."""
+    Python number: int32 for a whole one, float32 otherwise) unless ``dtype`` is given. In a
+    graph the shape may be a tensor: ``eg.fill(eg.shape(x), 1.0)``."""
+    return _fill("fill", shape, value, dtype, name)
+
+
+def _fill(op_name, shape, value, dtype, name):
+    """fill, zeros and ones (``op_name`` says which, in a message about the shape)."""
+    sizes, shape_input = _shape(shape, op_name)
     if not isinstance(value, Tensor):
         dtype = as_dtype(dtype) if dtype is not None else tf_dtype(np.asarray(value))
-        return apply(Fill(_shape(shape), value, dtype), name=name)
+        return apply(Fill(sizes, value, dtype), *shape_input, name=name)
     if getattr(value.shape, "rank_known", True) and len(value.shape) != 0:
         raise ValueError(f"fill: the value must be a single number (a 0-d tensor), got a "
                          f"tensor of shape {tuple(value.shape)}; to repeat a tensor use "
                          "eg.broadcast_to.")
     if dtype is not None and as_dtype(dtype) != value.dtype:
         value = cast(value, dtype)
-    return apply(Fill(_shape(shape), None, value.dtype), value, name=name)
+    return apply(Fill(sizes, None, value.dtype), value, *shape_input, name=name)
 
 
 def zeros(shape, *sizes, dtype=float32, name=None, device=None, requires_grad=False):
     """``eg.zeros((2, 3))`` or ``eg.zeros([2, 3], eg.float64)`` (TF), ``eg.zeros(2, 3)``
     (PyTorch, also with its ``device=`` and ``requires_grad=``)."""
     shape, dtype, name = _torch_sizes(shape, sizes, dtype, name)
-    return _made_on(device, requires_grad, lambda: fill(shape, 0, dtype, name=name))
+    return _made_on(device, requires_grad, lambda: _fill("zeros", shape, 0, dtype, name))
 
 
 def ones(shape, *sizes, dtype=float32, name=None, device=None, requires_grad=False):
     shape, dtype, name = _torch_sizes(shape, sizes, dtype, name)
-    return _made_on(device, requires_grad, lambda: fill(shape, 1, dtype, name=name))
+    return _made_on(device, requires_grad, lambda: _fill("ones", shape, 1, dtype, name))
 
 
 def _made_on(device, requires_grad, make):
@@ -227,16 +248,22 @@ def ones_like(x, dtype=None, name=None):
 
 
 def random_normal(shape, mean=0.0, stddev=1.0, dtype=float32, seed=None, name=None):
-    return apply(RandomNormal(_shape(shape), mean, stddev, as_dtype(dtype), seed), name=name)
+    sizes, shape_input = _shape(shape, "random_normal")
+    return apply(RandomNormal(sizes, mean, stddev, as_dtype(dtype), seed), *shape_input,
+                 name=name)
 
 
 def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=float32, seed=None, name=None):
     """``tf.truncated_normal``: ``random_normal`` without values beyond two stddevs."""
-    return apply(TruncatedNormal(_shape(shape), mean, stddev, as_dtype(dtype), seed), name=name)
+    sizes, shape_input = _shape(shape, "truncated_normal")
+    return apply(TruncatedNormal(sizes, mean, stddev, as_dtype(dtype), seed), *shape_input,
+                 name=name)
 
 
 def random_uniform(shape, minval=0.0, maxval=1.0, dtype=float32, seed=None, name=None):
-    return apply(RandomUniform(_shape(shape), minval, maxval, as_dtype(dtype), seed), name=name)
+    sizes, shape_input = _shape(shape, "random_uniform")
+    return apply(RandomUniform(sizes, minval, maxval, as_dtype(dtype), seed), *shape_input,
+                 name=name)
 
 
 normal, uniform = random_normal, random_uniform      # TF2's tf.random.normal / uniform
@@ -280,8 +307,9 @@ def randint(low, high=None, size=None, *, dtype=int64, requires_grad=False, devi
         raise ValueError(f"randint(low, high, size) draws from low to high - 1, so it needs "
                          f"high > low and a size, e.g. eg.randint(0, 10, (3,)); got low={low}, "
                          f"high={high}, size={size}.")
+    sizes, shape_input = _shape(size, "randint")
     return _made_on(device, requires_grad, lambda: apply(
-        RandomInteger(_shape(size), low, high, as_dtype(dtype), None)))
+        RandomInteger(sizes, low, high, as_dtype(dtype), None), *shape_input))
 
 
 def randn_like(x, dtype=None, requires_grad=False, device=None):

@@ -4,33 +4,38 @@ Their backward passes move the gradient back to where each value came from.
 """
 import math
 import numbers
-import operator
 
 import numpy as np
 
-from .base import (Op, ShapedLike, apply, apply_shaped_like, as_tensor, as_tensors,
-                   broadcast_array, sum_to_shape)
+from .base import (Op, ShapedLike, TakesShape, apply, apply_shaped_like, as_tensor,
+                   as_tensors, broadcast_array, shape_operand, sum_to_shape)
 from .random import zeros_like
 from ..errors import ShapeError
 from ..tensor import Tensor, _index_text, as_dtype, tensor
 
 
-class Reshape(Op):
+class Reshape(TakesShape):
+    """x's values in another shape (in a graph the shape may be a tensor: TakesShape)."""
+
     name = "reshape"
 
     def __init__(self, shape):
-        self.shape = tuple(shape)
+        self.shape = shape
 
-    def forward(self, xp, x):
-        return x.reshape(self.shape)
+    def forward(self, xp, x, *shape):
+        return x.reshape(self.sizes(shape))
 
-    def backward(self, grad, out, x):
-        return (reshape_like(grad, x),)
+    def backward(self, grad, out, x, *shape):
+        return (reshape_like(grad, x),) + (None,) * len(shape)     # (the shape: none)
 
     def explain_failure(self, shapes):
         size = "an unknown number of" if None in shapes[0] else int(np.prod(shapes[0]))
+        into = self.shape
+        if len(shapes) > 1:                             # a shape tensor's sizes (TakesShape)
+            from ..graph.shapes import TensorShape
+            into = f"the sizes of the shape tensor, {TensorShape(self.shape)} before the run"
         return (f"reshape: cannot reshape a tensor of shape {shapes[0]} ({size} elements) "
-                f"into {self.shape}; the number of elements must stay the same (one dimension "
+                f"into {into}; the number of elements must stay the same (one dimension "
                 "may be -1, and it is inferred).")
 
 
@@ -82,17 +87,17 @@ class Transpose(Op):
                 f"{tuple(reversed(range(n)))} reverses their order).")
 
 
-class BroadcastTo(Op):
+class BroadcastTo(TakesShape):
     name, gate = "broadcast_to", "copies"
 
     def __init__(self, shape):
-        self.shape = tuple(shape)
+        self.shape = shape
 
-    def forward(self, xp, x):
-        return broadcast_array(xp, x, self.shape)
+    def forward(self, xp, x, *shape):
+        return broadcast_array(xp, x, self.sizes(shape))
 
-    def backward(self, grad, out, x):
-        return (sum_to_shape(grad, x),)
+    def backward(self, grad, out, x, *shape):
+        return (sum_to_shape(grad, x),) + (None,) * len(shape)
 
     def explain_failure(self, shapes):
         return (f"broadcast_to: a tensor of shape {shapes[0]} cannot be broadcast to "
@@ -450,21 +455,14 @@ def device_index(index, device):
 
 
 # ----------------------------------------------------------------------------- functions
-def _whole_sizes(shape):
-    """``shape`` (one size or a sequence of them) as a tuple of ints; None if it is not one."""
-    try:
-        return (operator.index(shape),) if np.ndim(shape) == 0 else tuple(map(operator.index,
-                                                                             shape))
-    except TypeError:
-        return None
-
-
 def reshape(x, shape, name=None):
-    sizes = _whole_sizes(shape)
-    if sizes is None or any(n < -1 for n in sizes) or sizes.count(-1) > 1:
+    """x in ``shape``; one size may be -1 (inferred). In a graph the shape may be a tensor,
+    ``eg.reshape(x, [eg.shape(x)[0], 3, 1])``, read when the graph runs."""
+    sizes, shape_input = shape_operand(shape, "reshape")
+    if sizes is None or any(n is not None and n < -1 for n in sizes) or sizes.count(-1) > 1:
         raise ShapeError(f"reshape into {shape}: sizes must be whole numbers, 0 or more, "
                          "except one that may be -1 (inferred from the others).")
-    return apply(Reshape(sizes), x, name=name)
+    return apply(Reshape(sizes), x, *shape_input, name=name)
 
 
 def flatten(x, start_dim=0, end_dim=-1, name=None):
@@ -492,7 +490,7 @@ def reshape_like(x, like, name=None):
     if x.shape == like.shape and None not in like.shape:
         return x
     if None not in like.shape:
-        return apply(Reshape(like.shape), x, name=name)
+        return apply(Reshape(tuple(like.shape)), x, name=name)
     return apply(ReshapeLike(), x, like, name=name)
 
 
@@ -513,11 +511,11 @@ def permute(x, dims, name=None):
 
 
 def broadcast_to(x, shape, name=None):
-    sizes = _whole_sizes(shape)
-    if sizes is None or any(n < 0 for n in sizes):
+    sizes, shape_input = shape_operand(shape, "broadcast_to")
+    if sizes is None or any(n is not None and n < 0 for n in sizes):
         raise ShapeError(f"broadcast_to {shape!r}: the target shape must be whole numbers, "
                          "0 or more (a tuple such as (4, 2, 3), or one size).")
-    return apply(BroadcastTo(sizes), x, name=name)
+    return apply(BroadcastTo(sizes), x, *shape_input, name=name)
 
 
 def expand_dims(x, axis, name=None):
