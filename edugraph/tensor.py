@@ -813,8 +813,11 @@ def device_or_dtype(target, where):
 
 
 def _sizes(args):
-    """``t.reshape(2, 3)``, ``t.reshape((2, 3))`` and ``t.reshape(6)`` all work, as in PyTorch."""
-    return args[0] if len(args) == 1 and np.ndim(args[0]) == 1 else args
+    """``t.reshape(2, 3)``, ``t.reshape((2, 3))`` and ``t.reshape(6)`` all work, as in PyTorch
+    (a list is the shape, also one holding graph tensors: ``x.reshape([eg.shape(x)[0], 3])``)."""
+    if len(args) == 1 and (args[0].__class__ in (list, tuple) or np.ndim(args[0]) == 1):
+        return args[0]
+    return args
 
 
 def _index_text(index):

@@ -312,3 +312,17 @@ def test_reshape_gradients_match_tensorflow(tf1):
     assert out.shape.as_list() == their_static
     with tf.Session(graph=graph) as sess:
         np.testing.assert_allclose(sess.run(out, {x: X}), theirs, rtol=1e-6)
+
+
+def test_the_reshape_method_takes_a_list_with_graph_sizes():
+    """x.reshape([eg.shape(x)[0], 3, 1]), the method spelling of eg.reshape (and PyTorch's
+    view), reads the same list; eagerly its spellings are unchanged."""
+    with eg.Graph().as_default():
+        x = eg.placeholder(eg.float32, (None, 3))
+        y = x.reshape([eg.shape(x)[0], 3, 1])
+        assert y.shape == (None, 3, 1)
+        with eg.Session() as sess:
+            assert sess.run(y, {x: np.ones((2, 3))}).shape == (2, 3, 1)
+    t = eg.tensor(np.arange(6.0))
+    assert t.reshape(2, 3).shape == t.reshape((2, 3)).shape == t.reshape([2, 3]).shape == (2, 3)
+    assert t.view(6).shape == (6,) and t.reshape(np.array([3, 2])).shape == (3, 2)
