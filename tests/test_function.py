@@ -618,3 +618,28 @@ def test_reading_a_value_while_tracing_says_how_to_see_it():
     with eg.Graph().as_default():
         with pytest.raises(NotImplementedError, match=r"until a Session runs it\. Use sess\.run"):
             eg.constant(1.0).numpy()
+
+
+def test_an_input_signature_converts_numpy_data_and_python_numbers_as_tf():
+    """TF converts a list or a float64 array to the signature's float32 (one trace for all);
+    a tensor of another dtype, or floats for an integer spec, are still refused, naming what
+    was passed."""
+    @eg.function(input_signature=[eg.TensorSpec([None], eg.float32)])
+    def double(x):
+        return x * 2
+
+    for value in ([1.0, 2.0], np.array([1.0, 2.0]), [1, 2], np.array([1.0, 2.0], np.float32)):
+        got = double(value)
+        assert got.dtype == eg.float32 and got.numpy().tolist() == [2.0, 4.0]
+    assert double.experimental_get_tracing_count() == 1
+    with pytest.raises(eg.errors.TracingTypeError, match=r"\(\(2,\) float64\) that do not "
+                                                          "match its input_signature"):
+        double(eg.tensor(np.array([1.0, 2.0])))
+
+    @eg.function(input_signature=[eg.TensorSpec([None], eg.int32)])
+    def twice(n):
+        return n * 2
+
+    assert twice([1, 2]).dtype == eg.int32
+    with pytest.raises(eg.errors.TracingTypeError, match=r"\(\[1\.5\]\) that do not match"):
+        twice([1.5])

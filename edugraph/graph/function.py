@@ -51,6 +51,7 @@ as it runs (see ``ConcreteFunction``).
 import contextlib
 import functools
 import inspect
+import reprlib
 import weakref
 
 import numpy as np
@@ -585,6 +586,8 @@ class Function:
         if self.input_signature is None:
             key = _signature_key(args, kwargs, leaves, keep)
         else:
+            args = tuple(_as_specified(a, s) for a, s in zip(args, self.input_signature)) + \
+                args[len(self.input_signature):]
             key = self._check_signature(args, kwargs, leaves)
         concrete = self._concrete.get(key)
         if concrete is None:
@@ -617,7 +620,8 @@ class Function:
         _signature(tuple(args), leaves, keep)
         if len(args) != len(self.input_signature) or keep or len(leaves) != len(flat_specs) \
                 or not all(s.is_compatible_with(v) for s, v in zip(flat_specs, leaves)):
-            got = [f"{tuple(np.shape(v))} {np.asarray(v).dtype}" for v in leaves]
+            got = [f"{tuple(np.shape(a))} {np.dtype(a.dtype)}" if hasattr(a, "dtype") else
+                   reprlib.repr(a) for a in args]
             raise TracingTypeError(f"'{self.name}' was called with {len(args)} argument(s) "
                                    f"({', '.join(got)}) that do not match its input_signature "
                                    f"{self.input_signature}. Pass tensors of those shapes and "
@@ -719,6 +723,30 @@ def _bound_arguments(fn, args, kwargs):
             {k: ("KEYWORD_ONLY", v) for k, v in kwargs.items()}
     return {name: (signature.parameters[name].kind.name, value)
             for name, value in bound.arguments.items()}
+
+
+def _as_specified(value, spec):
+    """``value`` for an argument of the input signature ``spec``: numpy data and Python numbers
+    (or lists of them) take the spec's dtype, as TF converts them ([1., 2.] or a float64 array
+    for a float32 spec); a tensor stays as it is (TF converts no tensor), and so does a value
+    that would lose its fraction (floats for an integer spec: the signature refuses it)."""
+    if isinstance(spec, TensorSpec):
+        if isinstance(value, Tensor) or spec.dtype is None:
+            return value
+        try:
+            array = np.asarray(value)
+        except ValueError:                      # (ragged lists: the signature refuses them)
+            return value
+        if array.dtype.kind not in "biuf" or (array.dtype.kind == "f" and
+                                              spec.dtype.kind in "iu"):
+            return value
+        return array.astype(spec.dtype, copy=False)
+    if isinstance(spec, dict) and isinstance(value, dict):
+        return {k: _as_specified(v, spec[k]) if k in spec else v for k, v in value.items()}
+    if isinstance(spec, (list, tuple)) and isinstance(value, (list, tuple)) and \
+            len(spec) == len(value):
+        return type(value)(_as_specified(v, s) for v, s in zip(value, spec))
+    return value
 
 
 def _flatten_specs(specs):
