@@ -122,3 +122,20 @@ def test_static_shape_and_dtype_agree_with_what_runs(name, known):
         assert [g is not None for g in grads] == [t.grad is not None for t in (a_eager, b_eager)]
         for got, want in zip(grad_values, expected):
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_tensor_shape_answers_tfs_questions():
+    """rank, dims and num_elements() as TF's TensorShape; as_list() of an unknown rank is TF's
+    error (it gave [], as if a scalar)."""
+    with eg.Graph().as_default():
+        batch = eg.placeholder(eg.float32, (None, 3)).shape
+        fixed = eg.placeholder(eg.float32, (2, 3)).shape
+        scalar = eg.placeholder(eg.float32, ()).shape
+        unknown = eg.placeholder(eg.float32).shape
+    assert (batch.rank, batch.dims, batch.num_elements()) == (2, [None, 3], None)
+    assert (fixed.rank, fixed.num_elements(), scalar.num_elements()) == (2, 6, 1)
+    assert (unknown.rank, unknown.dims, unknown.num_elements()) == (None, None, None)
+    assert batch.as_list() == [None, 3]
+    with pytest.raises(ValueError, match="as_list\\(\\) is not defined on an unknown "
+                                         "TensorShape"):
+        unknown.as_list()

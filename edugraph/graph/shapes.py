@@ -34,7 +34,22 @@ class TensorShape(tuple):
     def ndims(self):
         return len(self) if self.rank_known else None
 
+    rank = ndims                                # (TF2's name)
+
+    @property
+    def dims(self):
+        """The sizes as a list (None for an unknown size), or None if the rank is unknown."""
+        return list(self) if self.rank_known else None
+
+    def num_elements(self):
+        """How many values a tensor of this shape holds; None unless every size is known."""
+        return int(np.prod(self, dtype=np.int64)) if self.is_fully_defined() else None
+
     def as_list(self):
+        if not self.rank_known:
+            raise ValueError("as_list() is not defined on an unknown TensorShape (a placeholder "
+                             "made with shape=None): give it a shape, e.g. shape=(None, 3), "
+                             "or test shape.rank is None first.")
         return list(self)
 
     def is_fully_defined(self):
