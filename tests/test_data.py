@@ -254,3 +254,13 @@ def test_python_lists_take_tfs_dtypes_and_arrays_keep_theirs():
         {"flag": [True, False], "kept": np.arange(2.0), "rows": [np.zeros(2), np.ones(2)]})))
     assert element["flag"].dtype == eg.bool_ and element["kept"].dtype == eg.float64
     assert element["rows"].dtype == eg.float64
+
+
+def test_as_numpy_iterator_gives_numbers_as_numpy_scalars_as_tf():
+    """TF's Dataset.range(3).as_numpy_iterator() gives np.int64(0), 1, 2 (here 0-d arrays
+    came from range, scalars from from_tensor_slices); arrays stay arrays."""
+    assert list(eg.data.Dataset.range(3).as_numpy_iterator()) == [0, 1, 2]
+    assert all(type(v) is np.int64 for v in eg.data.Dataset.range(3).as_numpy_iterator())
+    rows = list(eg.data.Dataset.from_tensor_slices(np.arange(4).reshape(2, 2))
+                .as_numpy_iterator())
+    assert all(isinstance(r, np.ndarray) and r.shape == (2,) for r in rows)

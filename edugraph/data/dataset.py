@@ -380,12 +380,19 @@ class Dataset:
         return self._cardinality
 
     def as_numpy_iterator(self):
-        """Elements as host numpy arrays."""
+        """Elements as host numpy arrays; a single number as a numpy scalar (``np.int64(0)``),
+        as TF gives it."""
         for element in self._make_iterator():
-            yield map_structure(_host, element)
+            yield map_structure(_numpy_element, element)
 
     def __repr__(self):
         return f"<Dataset cardinality={self._cardinality}>"
+
+
+def _numpy_element(value):
+    """A host array, a 0-d one as its numpy scalar (text stays as it is)."""
+    array = _host(value)
+    return array[()] if isinstance(array, np.ndarray) else array
 
 
 def _function_name(fn):
