@@ -304,3 +304,27 @@ def test_class_id_cross_entropy_with_a_masked_class_is_finite(device):
     check_against_torch(lambda z: eg.reduce_mean(eg.nn.sparse_softmax_cross_entropy_with_logits(
                             labels=ids, logits=z)),
                         lambda z: F.cross_entropy(z, torch.tensor(labels)), logits, device)
+
+
+def test_keras_loss_options_refused_with_the_fix():
+    with pytest.raises(ValueError, match="reduction='mean_over_batch' is not one of Keras's"):
+        eg.keras.losses.MeanSquaredError(reduction="mean_over_batch")
+    with pytest.raises(TypeError, match="SparseCategoricalCrossentropy has no label_smoothing"):
+        eg.keras.losses.SparseCategoricalCrossentropy(label_smoothing=0.1)
+    with pytest.raises(eg.errors.ShapeError, match=r"sample_weight of shape \(2,\) does not fit "
+                                                   r"the per-example losses of shape \(3,\)"):
+        eg.keras.losses.MeanSquaredError()(np.zeros((3, 2)), np.ones((3, 2)),
+                                           sample_weight=[1.0, 2.0])
+    weighted = eg.keras.losses.MeanSquaredError()(np.zeros((3, 2)), np.ones((3, 2)),
+                                                  sample_weight=[1.0, 2.0, 0.0])
+    assert weighted.item() == pytest.approx(1.0)        # (1 + 2 + 0) / 3 examples
+
+
+def test_keras_loss_over_an_unknown_batch_in_a_graph():
+    """sum_over_batch_size with weights divides by the number of losses, known at run time."""
+    with eg.Graph().as_default():
+        y = eg.placeholder(eg.float32, (None, 2))
+        w = eg.placeholder(eg.float32, (None,))
+        loss = eg.keras.losses.MeanSquaredError()(y, eg.ones_like(y), sample_weight=w)
+        with eg.Session() as sess:
+            assert sess.run(loss, {y: np.zeros((4, 2)), w: [1, 1, 2, 0]}) == pytest.approx(1.0)

@@ -204,3 +204,27 @@ def test_the_slides_training_with_fed_weights_follows_tfs_losses(capsys):
     printed = capsys.readouterr().out.splitlines()
     assert [line.split()[:2] for line in printed[20:]] == [line.split()[:2]
                                                              for line in printed[:20]]
+
+
+LABELS = np.array([[0.0, 1.0], [1.0, 0.0], [0.0, 1.0]], np.float32)
+PROBABILITIES = np.array([[0.2, 0.8], [0.6, 0.4], [0.9, 0.1]], np.float32)
+WEIGHTS = np.array([1.0, 2.0, 0.5], np.float32)
+
+
+@pytest.mark.parametrize("loss", ["CategoricalCrossentropy", "BinaryCrossentropy",
+                                  "MeanSquaredError", "MeanAbsoluteError"])
+@pytest.mark.parametrize("reduction", ["sum_over_batch_size", "sum", "none", None])
+@pytest.mark.parametrize("weights", ["unweighted", "(N,)", "(N, 1)", "one number"])
+def test_keras_loss_objects_weights_reductions_and_smoothing(loss, reduction, weights):
+    """Keras's sample_weight, reduction and label_smoothing (edugraph refused them)."""
+    sample_weight = {"unweighted": None, "(N,)": WEIGHTS, "(N, 1)": WEIGHTS[:, None],
+                     "one number": 2.0}[weights]
+    for smoothing in ((0.0, 0.2) if "Crossentropy" in loss else (0.0,)):
+        options = {"reduction": reduction, **({"label_smoothing": smoothing} if smoothing
+                                              else {})}
+        theirs = getattr(keras.losses, loss)(**options)(LABELS, PROBABILITIES,
+                                                        sample_weight=sample_weight)
+        ours = getattr(eg.keras.losses, loss)(**options)(LABELS, PROBABILITIES,
+                                                         sample_weight=sample_weight)
+        assert ours.shape == tuple(theirs.shape)
+        np.testing.assert_allclose(ours.numpy(), np.asarray(theirs), rtol=1e-5)

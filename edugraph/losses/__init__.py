@@ -24,10 +24,11 @@ from ..errors import InvalidArgumentError, ShapeError
 from ..graph.core import name_scope
 from ..graph.shapes import broadcast
 from ..ops.activation import log_softmax, softplus
-from ..ops.base import Op, apply, as_tensors, rank_known
+from ..ops.base import Op, apply, as_tensors, rank_known, sums_to
 from ..ops.math import Elementwise, abs, cast, clip, log, maximum, square, to_float
 from ..ops.shape import stop_gradient
 from ..ops.math import where as select   # (`where` names the calling function in messages)
+from ..ops.random import ones_like
 from ..ops.reduce import reduce_mean, reduce_sum
 from ..ops.shape import expand_dims, one_hot
 from ..tensor import Tensor, tensor
@@ -412,13 +413,33 @@ class Loss:
     """A loss object: ``loss(y_true, y_pred)`` → the mean over the batch.
 
     As in Keras, labels of shape ``(N,)`` for predictions of shape ``(N, 1)`` (one sigmoid or
-    regression output) are taken as ``(N, 1)``; elsewhere shapes must match."""
+    regression output) are taken as ``(N, 1)``; elsewhere shapes must match. Keras's
+    ``sample_weight`` multiplies each example's loss, and ``reduction`` says what becomes of
+    them: ``"sum_over_batch_size"`` (the default: their sum over how many there are, so the
+    mean without weights), ``"sum"``, or ``"none"`` / None (each example's own)."""
 
     per_example = None
+    reduction, name = "sum_over_batch_size", None     # (a subclass's own __init__ keeps them)
 
-    def __call__(self, y_true, y_pred):
+    def __init__(self, reduction="sum_over_batch_size", name=None):
+        if reduction not in _REDUCTIONS:
+            raise ValueError(f"{type(self).__name__}: reduction={reduction!r} is not one of "
+                             f"Keras's: {', '.join(map(repr, _REDUCTIONS))}.")
+        self.reduction = "none" if reduction is None else reduction
+        self.name = name
+
+    def __call__(self, y_true, y_pred, sample_weight=None):
         y_pred = _as_predictions(y_pred, y_true)
-        return self.call(match_label_rank(y_true, y_pred), y_pred)
+        y_true = match_label_rank(y_true, y_pred)
+        if sample_weight is None and self.reduction == "sum_over_batch_size":
+            return self.call(y_true, y_pred)
+        losses = self.per_example(y_true, y_pred)
+        if sample_weight is not None:
+            losses = _weighted(losses, sample_weight, type(self).__name__)
+        if self.reduction == "none":
+            return losses
+        total = reduce_sum(losses)
+        return total if self.reduction == "sum" else total / _count(losses)
 
     def call(self, y_true, y_pred):
         return reduce_mean(self.per_example(y_true, y_pred))
@@ -427,37 +448,89 @@ class Loss:
         return f"{type(self).__name__}()"
 
 
+_REDUCTIONS = ("sum_over_batch_size", "sum", "none", None)
+
+
+def _weighted(losses, weights, where):
+    """The per-example ``losses`` times Keras's sample weights: one per example, (N,) or
+    (N, 1) (then the losses take that trailing axis too, as Keras's do), or one number."""
+    weights = to_float(as_tensors((weights, losses))[0])
+    shape = tuple(weights.shape)
+    if len(shape) == len(losses.shape) + 1 and shape[-1] == 1:
+        losses = expand_dims(losses, -1)
+    if None not in tuple(losses.shape) + shape and not sums_to(tuple(losses.shape), shape):
+        raise ShapeError(f"{where}: sample_weight of shape {shape} does not fit the "
+                         f"per-example losses of shape {tuple(losses.shape)}: give one weight "
+                         "per example, shape (N,), or one number.")
+    return losses * weights
+
+
+def _count(losses):
+    """How many per-example losses there are (known when the graph runs, in a graph)."""
+    if None not in tuple(losses.shape):
+        return max(1, int(np.prod(losses.shape)))
+    return reduce_sum(ones_like(losses))
+
+
 class MeanSquaredError(Loss):
+    def per_example(self, y_true, y_pred):
+        return reduce_mean(square(y_pred - y_true), -1)
+
     def call(self, y_true, y_pred):
         return mean_squared_error(y_true, y_pred)
 
 
 class MeanAbsoluteError(Loss):
+    def per_example(self, y_true, y_pred):
+        return reduce_mean(abs(y_pred - y_true), -1)
+
     def call(self, y_true, y_pred):
         return absolute_difference(y_true, y_pred)
 
 
 class _CrossEntropy(Loss):
-    def __init__(self, from_logits=False):
-        self.from_logits = from_logits
+    smooths_labels = True
+
+    def __init__(self, from_logits=False, label_smoothing=0.0,
+                 reduction="sum_over_batch_size", name=None):
+        super().__init__(reduction, name)
+        if label_smoothing and not self.smooths_labels:
+            raise TypeError(f"{type(self).__name__} has no label_smoothing (as in Keras: "
+                            "class ids cannot be smoothed); use CategoricalCrossentropy("
+                            "label_smoothing=...) with one-hot labels.")
+        if not 0 <= label_smoothing <= 1:
+            raise ValueError(f"label_smoothing must be between 0 and 1, got {label_smoothing}.")
+        self.from_logits, self.label_smoothing = from_logits, label_smoothing
 
     def per_example(self, y_true, y_pred):
+        if self.label_smoothing:
+            y_true = self.smoothed(_as_labels(y_true, y_pred), y_pred)
         return type(self).function(y_true, y_pred, from_logits=self.from_logits)
 
     def __repr__(self):
-        return f"{type(self).__name__}(from_logits={self.from_logits})"
+        smoothing = f", label_smoothing={self.label_smoothing}" if self.label_smoothing else ""
+        return f"{type(self).__name__}(from_logits={self.from_logits}{smoothing})"
 
 
 class CategoricalCrossentropy(_CrossEntropy):
     function = staticmethod(categorical_crossentropy)
 
+    def smoothed(self, y_true, y_pred):
+        """Keras's: each label moves ``label_smoothing`` towards the uniform 1 / classes."""
+        return y_true * (1 - self.label_smoothing) + self.label_smoothing / y_pred.shape[-1]
+
 
 class SparseCategoricalCrossentropy(_CrossEntropy):
     function = staticmethod(sparse_categorical_crossentropy)
+    smooths_labels = False
 
 
 class BinaryCrossentropy(_CrossEntropy):
     function = staticmethod(binary_crossentropy)
+
+    def smoothed(self, y_true, y_pred):
+        """Keras's: each label moves ``label_smoothing`` towards 1/2."""
+        return y_true * (1 - self.label_smoothing) + 0.5 * self.label_smoothing
 
 
 class LossFunctionWrapper(Loss):
@@ -465,7 +538,8 @@ class LossFunctionWrapper(Loss):
     or one of your own): Keras functions give one loss per example, and training minimises
     their mean over the batch, as Keras does."""
 
-    def __init__(self, fn):
+    def __init__(self, fn, reduction="sum_over_batch_size", name=None):
+        super().__init__(reduction, name)
         self.fn = fn
 
     def per_example(self, y_true, y_pred):
