@@ -43,10 +43,10 @@ class MomentumOptimizer(Optimizer):
     def update(self, var, grad, slots, step):
         added = where(step > 1, (1 - self.dampening) * grad, grad) if self.dampening else grad
         if self.learning_rate_in_momentum:
-            step_taken = self.learning_rate * grad
-            accum = self.momentum * slots["momentum"] + self.learning_rate * added
-            direction = step_taken + self.momentum * accum if self.use_nesterov else accum
-            return {"momentum": accum, var: var - direction}
+            lr = self.learning_rate
+            accum = self.momentum * slots["momentum"] + lr * added
+            step_taken = lr * grad + self.momentum * accum if self.use_nesterov else accum
+            return {"momentum": accum, var: var - step_taken}
         accum = self.momentum * slots["momentum"] + added
         direction = grad + self.momentum * accum if self.use_nesterov else accum
         return {"momentum": accum, var: var - self.learning_rate * direction}
