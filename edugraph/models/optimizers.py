@@ -89,16 +89,14 @@ def Ftrl(learning_rate=0.001, learning_rate_power=-0.5, initial_accumulator_valu
 
 def _clipping(optimizer, clipnorm, clipvalue, global_clipnorm):
     """Keras's clipping arguments on ``optimizer`` (used in its ``apply_gradients``)."""
-    given = {name: value for name, value in (("clipnorm", clipnorm), ("clipvalue", clipvalue),
-                                             ("global_clipnorm", global_clipnorm))
-             if value is not None}
+    options = {"clipnorm": clipnorm, "clipvalue": clipvalue, "global_clipnorm": global_clipnorm}
+    given = {name: value for name, value in options.items() if value is not None}
     if len(given) > 1:
         raise ValueError("Only one of `clipnorm`, `clipvalue` and `global_clipnorm` can be set "
                          "(each gradient by its own norm, each entry, or all gradients by their "
                          "global norm). Received: "
                          + ", ".join(f"{name}={value}" for name, value in given.items()))
-    for name, value in (("clipnorm", clipnorm), ("clipvalue", clipvalue),
-                        ("global_clipnorm", global_clipnorm)):
+    for name, value in options.items():
         if value is not None and not value > 0:
             raise ValueError(f"{name} must be positive (e.g. {name}=1.0), got {value!r}.")
         setattr(optimizer, name, value)
