@@ -320,8 +320,7 @@ def categorical_crossentropy(y_true, y_pred, from_logits=False):
     """Per example; ``y_pred`` are probabilities unless ``from_logits``."""
     if from_logits:
         _warn_if_activated(y_pred, "categorical_crossentropy", "softmax")
-        return softmax_cross_entropy_with_logits(y_true, y_pred)
-    logits = keras_logits(y_pred, "softmax")
+    logits = y_pred if from_logits else keras_logits(y_pred, "softmax")
     if logits is not None:
         return softmax_cross_entropy_with_logits(y_true, logits)
     y_true, y_pred = _labels_and_predictions(y_true, y_pred)
@@ -338,8 +337,7 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False):
         y_true = y_true.reshape(tuple(-1 if n is None else n for n in y_true.shape[:-1]))
     if from_logits:
         _warn_if_activated(y_pred, "sparse_categorical_crossentropy", "softmax")
-        return sparse_softmax_cross_entropy_with_logits(y_true, y_pred)
-    logits = keras_logits(y_pred, "softmax")
+    logits = y_pred if from_logits else keras_logits(y_pred, "softmax")
     if logits is not None:
         return sparse_softmax_cross_entropy_with_logits(y_true, logits)
     y_true, num_classes = _class_ids(y_true, y_pred, "sparse_categorical_crossentropy")
@@ -355,8 +353,7 @@ def binary_crossentropy(y_true, y_pred, from_logits=False):
     """Mean over the last axis of the elementwise binary cross-entropy (Keras)."""
     if from_logits:
         _warn_if_activated(y_pred, "binary_crossentropy", "sigmoid")
-        return reduce_mean(sigmoid_cross_entropy_with_logits(y_true, y_pred), -1)
-    logits = keras_logits(y_pred, "sigmoid")
+    logits = y_pred if from_logits else keras_logits(y_pred, "sigmoid")
     if logits is not None:
         return reduce_mean(sigmoid_cross_entropy_with_logits(y_true, logits), -1)
     y_true, y_pred = _labels_and_predictions(y_true, y_pred)
@@ -370,9 +367,8 @@ def keras_logits(y_pred, activation):
     """The logits of predictions that a Keras ``activation`` made ("sigmoid" or "softmax"), or
     None. Keras's cross-entropies compute from them, not from the probabilities: a saturated
     sigmoid (|z| > 16) reads 1 − 1e-7 once clipped, so the loss would stop near 16 and its
-    gradient would be 0, and a model fed unscaled inputs would never learn."""
-    if y_pred.__class__ is not Tensor and not isinstance(y_pred, Tensor):
-        return None
+    gradient would be 0, and a model fed unscaled inputs would never learn. (Arrays, and
+    tensors no Keras activation made, have no ``_keras_logits``.)"""
     made_by, logits = getattr(y_pred, "_keras_logits", (None, None))
     return logits if made_by == activation else None
 
