@@ -9,7 +9,6 @@ import pytest
 import edugraph as eg
 from edugraph.graph.session import building_state_kept
 from tests import test_slides_tf1_as_written as slides
-from tests.test_slides_tf1_as_written import run_tf1
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 tf = pytest.importorskip("tensorflow")
@@ -182,7 +181,7 @@ def run_slide(slide, framework, **names):
         return namespace
     with building_state_kept():
         eg.reset_default_graph()
-        return run_tf1(slide, **names)
+        return slides.run_tf1(slide, **names)
 
 
 @pytest.mark.parametrize("slide", [slides.SIMPLE_GRAPH, slides.BASIC_GRAPH],
