@@ -16,6 +16,8 @@ import weakref
 from . import operators
 from .transformer import AG, Converter, convertible
 
+CONVERTED = "ag__converted"      # the converted def's name in the factory that compiles it
+
 _conversions = weakref.WeakKeyDictionary()     # function → (converted or None, source text)
 
 
@@ -68,15 +70,18 @@ def _convert(fn):
     Converter(node).convert()
     text = ast.unparse(node)
     freevars = fn.__code__.co_freevars
+    node.name = CONVERTED     # (under its own name, the def would make a module-level function's
+                              # call to itself a free variable of the factory with no cell)
     factory = ast.FunctionDef(
         "ag__factory", ast.arguments([], [ast.arg(n) for n in (AG,) + freevars], None, [], [],
                                      None, []),
-        [node, ast.Return(ast.Name(node.name, ast.Load()))], [], None)
+        [node, ast.Return(ast.Name(CONVERTED, ast.Load()))], [], None)
     module = ast.fix_missing_locations(ast.Module([factory], []))
     namespace = {}
     exec(compile(module, fn.__code__.co_filename, "exec"), namespace)   # defines the factory
     code = next(c for c in namespace["ag__factory"].__code__.co_consts
-                if isinstance(c, types.CodeType) and c.co_name == fn.__name__)
+                if isinstance(c, types.CodeType) and c.co_name == CONVERTED)
+    code = code.replace(co_name=fn.__name__, co_qualname=fn.__qualname__)
     cells = dict(zip(freevars, fn.__closure__ or ()))
     cells[AG] = types.CellType(operators)
     converted = types.FunctionType(code, fn.__globals__, fn.__name__, fn.__defaults__,
