@@ -17,6 +17,7 @@ import pytest
 import edugraph as eg
 
 tf = eg
+tf1 = eg.compat.v1
 
 
 @contextlib.contextmanager
@@ -141,6 +142,19 @@ def test_a_recursive_function_on_a_tensor_raises():
 
     with assert_raises(Exception):
         recursive_fn(tf.constant(5))
+
+
+@tf.function
+def factorial(n):
+    if n <= 1:
+        return tf.constant(1)
+    return n * factorial(n - 1)
+
+
+def test_a_module_level_function_calls_itself():
+    """A notebook cell defines its functions at module level, so the call to itself reads a
+    global (AutoGraph's conversion once made it a closure's cell, and failed: KeyError)."""
+    assert factorial(5).numpy() == 120
 
 
 def test_globals_are_read_while_tracing_and_variables_when_running():
@@ -292,11 +306,12 @@ def test_dropout_refuses_a_positional_argument_whose_version_cannot_be_told():
 
 
 def test_tf1_dataset_iterator_gives_the_next_batch_on_every_run():
-    """TF1's input loop: run get_next() until OutOfRangeError ends the epoch."""
-    dataset = tf.data.Dataset.from_tensor_slices(np.arange(10)).batch(4, drop_remainder=True)
-    iterator = iter(dataset)
+    """TF1's input loop: run get_next() until OutOfRangeError ends the epoch; the iterator is
+    made in the graph, as TF1 programs make it (TF refuses an eager one there)."""
     with tf.Graph().as_default():
-        next_element = iterator.get_next()
+        dataset = tf.data.Dataset.from_tensor_slices(np.arange(10)).batch(
+            4, drop_remainder=True)
+        next_element = tf1.data.make_one_shot_iterator(dataset).get_next()
         batches = []
         with tf.Session() as sess:
             while True:
@@ -305,6 +320,41 @@ def test_tf1_dataset_iterator_gives_the_next_batch_on_every_run():
                 except tf.errors.OutOfRangeError:
                     break
     np.testing.assert_array_equal(batches, [[0, 1, 2, 3], [4, 5, 6, 7]])
+
+
+def test_tf1_initializable_iterator_starts_each_epoch_again():
+    """The epoch loop of TF1 programs: sess.run(iterator.initializer) at each epoch's start;
+    get_next() before it is TF's FailedPreconditionError."""
+    with tf.Graph().as_default():
+        dataset = tf.data.Dataset.from_tensor_slices(np.arange(6.0, dtype=np.float32))
+        iterator = dataset.batch(4).make_initializable_iterator()
+        total = tf.reduce_sum(iterator.get_next())
+        sums = []
+        with tf.Session() as sess:
+            with assert_raises(tf.errors.FailedPreconditionError) as caught:
+                sess.run(total)
+            assert "sess.run(iterator.initializer)" in str(caught.value)
+            for _ in range(2):
+                sess.run(iterator.initializer)
+                while True:
+                    try:
+                        sums.append(sess.run(total))
+                    except tf.errors.OutOfRangeError:
+                        break
+    assert sums == [6.0, 9.0, 6.0, 9.0]
+    with assert_raises(RuntimeError):                  # eagerly: iterate instead
+        dataset.make_initializable_iterator()
+
+
+def test_compat_v1_dropout_reads_keep_prob_also_eagerly():
+    """tf.compat.v1.nn.dropout's second argument is keep_prob wherever it runs: the
+    namespace settles what tf.nn.dropout's position leaves open."""
+    kept = (tf1.nn.dropout(tf.ones([100, 1000]), 0.9).numpy() > 0).mean()
+    assert abs(kept - 0.9) < 0.01
+    traced = tf.function(lambda x: tf1.nn.dropout(x, 0.9))(tf.ones([100, 1000]))
+    assert abs((traced.numpy() > 0).mean() - 0.9) < 0.01
+    with assert_raises(ValueError):
+        tf1.nn.dropout(tf.ones([3]))
 
 
 def test_tf1_two_layer_net_as_in_the_pytorch_series(monkeypatch, capsys):

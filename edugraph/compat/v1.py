@@ -8,12 +8,14 @@
 
 Every name of ``edugraph`` is here (``tf.placeholder``, ``tf.Session``, ``tf.train.Saver``,
 ``tf.summary.FileWriter``, ``tf.nn.dropout``...), plus ``disable_v2_behavior`` and
-``enable_v2_behavior``. With the v2 behaviour disabled, ops build into the default graph,
-and ``tf.nn.dropout(h, keep_prob)`` reads its second argument as TF1's keep_prob.
+``enable_v2_behavior``. With the v2 behaviour disabled, ops build into the default graph.
 
-``tf.nn`` is ``eg.nn`` but for TF1's three cross-entropy functions, which take named arguments
-only, as TF1's do: old tutorials call them with (logits, labels), the order before TF 1.0,
-and read positionally that would silently compute the loss of the swapped arguments.
+``tf.nn`` is ``eg.nn`` but for two of TF1's functions. Its cross-entropy functions take named
+arguments only, as TF1's do: old tutorials call them with (logits, labels), the order before
+TF 1.0, and read positionally that would silently compute the loss of the swapped arguments.
+Its ``dropout(h, keep_prob)`` reads the second argument as TF1's keep_prob, eagerly too.
+``tf.data`` is ``eg.data`` with TF1's ``make_one_shot_iterator(dataset)`` and
+``make_initializable_iterator(dataset)``.
 """
 import functools
 import types
@@ -86,8 +88,29 @@ nn.sparse_softmax_cross_entropy_with_logits = _named_arguments_only(
     _edugraph.nn.sparse_softmax_cross_entropy_with_logits)
 nn.sigmoid_cross_entropy_with_logits = _named_arguments_only(
     _edugraph.nn.sigmoid_cross_entropy_with_logits)
+
+
+def _tf1_dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None):
+    """TF1's ``tf.nn.dropout``, which ``tf.compat.v1.nn`` keeps in TF2: its second argument
+    is ``keep_prob`` wherever it runs, eagerly too (``eg.nn.dropout`` has to read it as the
+    code around it is written)."""
+    if keep_prob is None and rate is None:
+        raise ValueError("tf.nn.dropout needs keep_prob (the fraction of units kept) or rate "
+                         "(the fraction dropped), e.g. tf.nn.dropout(h, keep_prob=0.9).")
+    return _edugraph.nn.dropout(x, noise_shape=noise_shape, seed=seed, name=name, rate=rate,
+                                keep_prob=keep_prob)
+
+
+nn.dropout = _tf1_dropout
 nn.__getattr__ = lambda name: getattr(_edugraph.nn, name)
 nn.__dir__ = lambda: sorted(set(vars(nn)) | set(dir(_edugraph.nn)))
+
+data = types.ModuleType(f"{__name__}.data", "``tf.data`` of TF1: ``eg.data``, with TF1's "
+                        "functions that make a dataset's iterator.")
+data.make_one_shot_iterator = lambda dataset: dataset.make_one_shot_iterator()
+data.make_initializable_iterator = lambda dataset: dataset.make_initializable_iterator()
+data.__getattr__ = lambda name: getattr(_edugraph.data, name)
+data.__dir__ = lambda: sorted(set(vars(data)) | set(dir(_edugraph.data)))
 
 
 def __getattr__(name):

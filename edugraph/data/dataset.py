@@ -25,6 +25,7 @@ import threading
 
 import numpy as np
 
+from ..context import state
 from ..devices import current_device
 from ..errors import InvalidArgumentError
 from ..nest import flatten, map_structure
@@ -366,8 +367,27 @@ class Dataset:
     def __iter__(self):
         """Elements as tensors on the current device (the one in effect now). Inside an
         ``eg.function``, ``next(iterator)`` takes a new element on every call (iterator.py)."""
-        return Iterator((map_structure(_cpu_tensor, element)
-                         for element in self._make_iterator()), current_device())
+        return Iterator(self._host_elements, current_device())
+
+    def make_one_shot_iterator(self):
+        """TF1's iterator (also ``tf.compat.v1.data.make_one_shot_iterator(dataset)``): made
+        in a graph, its ``get_next()`` is a node that takes the next element each time
+        ``sess.run`` runs it, and raises ``OutOfRangeError`` when they are used up."""
+        return Iterator(self._host_elements, current_device(), graph_nodes=True)
+
+    def make_initializable_iterator(self):
+        """TF1's iterator for an epoch loop: ``sess.run(iterator.initializer)`` starts it
+        at the first element, then ``get_next()`` as in ``make_one_shot_iterator``."""
+        if state.graph is None:
+            raise RuntimeError(
+                "dataset.make_initializable_iterator is not supported when eager execution "
+                "is enabled (TF's message): it belongs in a TF1 graph. Eagerly, iterate: "
+                "for element in dataset: ... (each for loop starts at the first element).")
+        return Iterator(self._host_elements, current_device(), graph_nodes=True,
+                        initializable=True)
+
+    def _host_elements(self):
+        return (map_structure(_cpu_tensor, element) for element in self._make_iterator())
 
     def cardinality(self):
         """The number of elements, or INFINITE_CARDINALITY (-1) / UNKNOWN_CARDINALITY (-2)."""
