@@ -147,3 +147,19 @@ def test_filled_tensors_optimised_or_not(graph):
         for g, e in zip(got, expected):
             assert g.dtype == e.dtype and g.shape == e.shape, (optimize, g, e)
             np.testing.assert_array_equal(g, e)
+
+
+@pytest.mark.parametrize("make, expected", [(lambda x: x * 1.0, 1.0), (lambda x: x + 0.0, 1.0),
+                                            (eg.identity, 1.0), (lambda x: x * 2.0, 2.0)],
+                         ids=["times_one", "plus_zero", "identity", "times_two"])
+def test_a_fetch_folded_into_a_variable_read_keeps_its_value(graph, make, expected):
+    """Folding makes x * 1.0 the read of x; fetched, it still shows the value it was computed
+    with (as TF does), not x after the run's update, which only a fetched variable shows."""
+    x = eg.Variable(1.0)
+    y = make(x)
+    update = x.assign(x + 10)
+    for optimize in (True, False):
+        with eg.Session(optimize=optimize) as sess:
+            sess.run(x.initializer)
+            assert sess.run([y, update]) == [expected, 11.0]
+            assert sess.run(x) == 11.0

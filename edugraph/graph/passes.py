@@ -442,6 +442,11 @@ def _read_of(op):
     return None
 
 
+def reads_a_variable(fetched):
+    """Is ``fetched`` (a tensor or an op) a variable's read, or an assign's result?"""
+    return isinstance(fetched, SymbolicTensor) and _read_of(fetched.op) is not None
+
+
 def _used_after(tensor, write, consumers, position, returned):
     """Is ``tensor`` (or a view of it) returned, or used after ``write`` by an op that does not
     wait for it?"""

@@ -265,9 +265,11 @@ class Plan:
                           session.config.log_device_placement)
         if session.optimize:
             pruned, outputs = passes.optimize(pruned, outputs)
-        # (no fetch counts as returned: a fetched variable shows its value at the end of the
-        # run, as in TF1, where the slides' sess.run([y, x, update]) prints x updated)
-        passes.protect_reads(pruned, ())
+        # A fetched variable shows its value at the end of the run, as in TF1, where the
+        # slides' sess.run([y, x, update]) prints x updated; any other fetch shows the value
+        # it was computed with, also where an optimisation made it a read (x * 1.0 is x)
+        passes.protect_reads(pruned, [new for fetched, new in zip(targets, outputs)
+                                      if not passes.reads_a_variable(fetched)])
         self.graph = pruned                 # the optimised graph this plan runs (inspectable)
         outputs, fed_new = outputs[:len(targets)], outputs[len(targets):]
         slots = {}
