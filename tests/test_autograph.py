@@ -186,7 +186,7 @@ def test_branches_run_their_prints_only_when_taken(capsys):
 
     for x in (1.0, -1.0, 2.0):
         report(eg.constant(x))
-    assert capsys.readouterr().out.split("\n")[:3] == ["positive", "not positive", "positive"]
+    assert capsys.readouterr().err.split("\n")[:3] == ["positive", "not positive", "positive"]
 
 
 # ----------------------------------------------------------------------------- for

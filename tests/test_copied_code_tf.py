@@ -70,9 +70,9 @@ def test_python_side_effects_run_while_tracing_and_tf_print_on_every_call(capsys
     f(1)
     f(1)
     f(2)
-    assert capsys.readouterr().out.splitlines() == [
-        "Traced with 1", "Executed with 1", "Executed with 1", "Traced with 2",
-        "Executed with 2"]
+    printed = capsys.readouterr()           # tf.print writes to standard error, as TF's does
+    assert printed.out.splitlines() == ["Traced with 1", "Traced with 2"]
+    assert printed.err.splitlines() == ["Executed with 1", "Executed with 1", "Executed with 2"]
 
 
 def test_a_python_iterator_is_read_once_while_tracing(capsys):
@@ -86,7 +86,7 @@ def test_a_python_iterator_is_read_once_while_tracing(capsys):
     buggy_consume_next(iterator)
     buggy_consume_next(iterator)
     buggy_consume_next(iterator)
-    assert capsys.readouterr().out.splitlines() == ["Value: 1"] * 3
+    assert capsys.readouterr().err.splitlines() == ["Value: 1"] * 3
 
 
 def test_a_dataset_iterator_advances_on_every_call(capsys):
@@ -99,7 +99,7 @@ def test_a_dataset_iterator_advances_on_every_call(capsys):
     good_consume_next(iterator)
     good_consume_next(iterator)
     good_consume_next(iterator)
-    assert capsys.readouterr().out.splitlines() == ["Value: 1", "Value: 2", "Value: 3"]
+    assert capsys.readouterr().err.splitlines() == ["Value: 1", "Value: 2", "Value: 3"]
     assert good_consume_next.experimental_get_tracing_count() == 1
     with assert_raises(tf.errors.OutOfRangeError):
         good_consume_next(iterator)
@@ -639,7 +639,7 @@ def test_function_guide_autograph_fizzbuzz(capsys):
     fizzbuzz(tf.constant(15))
     expected = ["FizzBuzz" if i % 15 == 0 else "Fizz" if i % 3 == 0 else
                 "Buzz" if i % 5 == 0 else str(i) for i in range(1, 16)]
-    assert capsys.readouterr().out.splitlines() == expected
+    assert capsys.readouterr().err.splitlines() == expected
 
 
 def test_function_guide_while_loop_on_a_tensor_and_to_code():

@@ -2,6 +2,7 @@
 ``eg.`` (and ``from torch.autograd`` by ``from edugraph.autograd``): they run as written and
 give the numbers the slides promise."""
 import numpy as np
+import pytest
 
 import edugraph as eg
 
@@ -93,9 +94,11 @@ def test_tf_print_runs_on_every_call_python_print_only_while_tracing(capsys):
 
     f(eg.tensor([1, 2]))
     f(eg.tensor([3, 4]))
-    assert capsys.readouterr().out.splitlines() == ["tracing", "x = [1 2]", "x = [3 4]"]
+    printed = capsys.readouterr()                   # eg.print: standard error, as tf.print
+    assert printed.out.splitlines() == ["tracing"]
+    assert printed.err.splitlines() == ["x = [1 2]", "x = [3 4]"]
     eg.print("eager:", eg.range(3))
-    assert capsys.readouterr().out == "eager: [0 1 2]\n"
+    assert capsys.readouterr().err == "eager: [0 1 2]\n"
     x = eg.random.uniform([10])                    # tf.random.uniform
     assert x.shape == (10,) and 0 <= x.numpy().min() and x.numpy().max() < 1
 
@@ -106,11 +109,34 @@ def test_tf_print_in_a_session_prints_when_fetched(capsys):
         shown = eg.print("sum:", eg.reduce_sum(x))
         with eg.control_dependencies([shown]):
             doubled = eg.identity(x * 2)
-        assert capsys.readouterr().out == ""          # building prints nothing
+        assert capsys.readouterr().err == ""          # building prints nothing
         with eg.Session() as sess:
             np.testing.assert_allclose(sess.run(doubled, {x: [1.0, 2.0]}), [2.0, 4.0])
             sess.run(x * 3, {x: [1.0, 1.0]})           # does not need the print
-    assert capsys.readouterr().out == "sum: 3.0\n"
+    assert capsys.readouterr().err == "sum: 3\n"       # (as TF shows the float 3.0)
+
+
+def test_tf_print_shows_values_as_tf_does(capsys, tmp_path):
+    """TF's formats: a float with 6 digits where they read back as the number, else 9 (17 for
+    float64); the first and last `summarize` entries of each dimension; booleans 1 and 0;
+    a list or dict with the tensors in it shown; numpy arrays as their repr."""
+    import sys
+    eg.print(eg.constant([0.1, 2.0, 1e6]), eg.constant(np.pi), eg.constant(1 / 3, eg.float64),
+             output_stream=sys.stdout)
+    eg.print(eg.range(10), eg.range(10, dtype=eg.int32), summarize=2, output_stream=sys.stdout)
+    eg.print(eg.constant(np.arange(8.0).reshape(2, 2, 2)), eg.constant([True, False]),
+             [1, eg.constant(2), "s"], np.array([1.5, 2.0]), output_stream=sys.stdout)
+    eg.print(eg.range(10), summarize=-1, sep=",", end="!\n", output_stream=sys.stdout)
+    assert capsys.readouterr().out == (
+        "[0.1 2 1e+06] 3.14159274 0.33333333333333331\n"
+        "[0 1 ... 8 9] [0 1 ... 8 9]\n"
+        "[[[0 1]\n  [2 3]]\n\n [[4 5]\n  [6 7]]] [1 0] [1, 2, 's'] array([1.5, 2. ])\n"
+        "[0 1 2 3 4 5 6 7 8 9]!\n")
+    log = tmp_path / "log.txt"
+    eg.print("loss", eg.constant(0.5), output_stream=f"file://{log}")
+    assert log.read_text() == "loss 0.5\n"
+    with pytest.raises(ValueError, match="unsupported output_stream 42"):
+        eg.print(1, output_stream=42)
 
 
 def test_star_import_keeps_pythons_builtins_and_standard_modules():

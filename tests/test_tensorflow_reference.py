@@ -227,3 +227,23 @@ def test_keras_loss_objects_weights_reductions_and_smoothing(loss, reduction, we
                                                          sample_weight=sample_weight)
         assert ours.shape == tuple(theirs.shape)
         np.testing.assert_allclose(ours.numpy(), np.asarray(theirs), rtol=1e-5)
+
+
+PRINTED = [np.array([0.1, 2.0, 1e-5, 123456789.0], np.float32), np.float32(np.pi),
+           np.float64(1 / 3), np.arange(100).reshape(10, 10), np.arange(24.0).reshape(2, 3, 4),
+           np.array([True, False]), np.array([0.1, 2.0], np.float16), np.float32(1e6),
+           np.array([np.nan, np.inf, -0.5], np.float32), np.arange(7, dtype=np.int32)]
+
+
+@pytest.mark.parametrize("summarize", [3, 1, -1])
+def test_print_shows_tensors_as_tf_print(capfd, summarize):
+    """eg.print as tf.print (where edugraph printed numpy's str: [2. 4.] for TF's [2 4])."""
+    import sys
+    for framework in (tf, eg):
+        for value in PRINTED:
+            framework.print("v", framework.constant(value), summarize=summarize,
+                            output_stream=sys.stdout)
+        framework.print([1, framework.constant(2.5)], {"k": framework.constant([1, 2])},
+                        output_stream=sys.stdout)
+    printed = capfd.readouterr().out.splitlines()
+    assert printed[len(printed) // 2:] == printed[:len(printed) // 2]
