@@ -111,9 +111,9 @@ class SymbolicTensor(Tensor):
                         "Use eg.cond(pred, true_fn, false_fn) for a tensor-dependent `if` and "
                         "eg.while_loop(cond, body, loop_vars) for a `while`. (eg.function "
                         "rewrites `if`/`while`/`for` on tensors into these itself, as TF's "
-                        "AutoGraph does, but only in the function it decorates and not with "
-                        "autograph=False: decorate a function it calls with eg.function too. A "
-                        "TF1 graph has no AutoGraph.)")
+                        "AutoGraph does, but not with autograph=False, and, unlike TF's, only "
+                        "in the function it decorates: decorate a function it calls with "
+                        "eg.function too. A TF1 graph has no AutoGraph.)")
 
     def __iter__(self):
         raise TypeError(f"Iterating over the symbolic tensor {self.name} is not allowed in "
