@@ -309,14 +309,38 @@ def test_keras_layers_cast_float64_data_to_their_dtype():
         eg.nn.Linear(2, 1)(eg.tensor(x))                        # PyTorch's modules never cast
 
 
-def test_initial_value_reading_an_uninitialized_variable(graph):
-    w = eg.Variable(eg.ones([2]), name="W")
+def test_initial_value_reading_another_variable_reads_its_initialized_value(graph):
+    """As TF1 rebuilds it: V = Variable(W * 2) reads W's initial value while W has none, so
+    one initializer run of both (or V's alone) works, and V is twice the W drawn then."""
+    w = eg.Variable(eg.random_normal([2]), name="W")
     v = eg.Variable(w * 2, name="V")
+    u = eg.Variable(w.initialized_value() + 1, name="U")        # TF1's explicit spelling
+    assert v.initial_value.name == "V/Mul:0"
+    with eg.Session() as sess:
+        sess.run(eg.global_variables_initializer())
+        drawn, doubled, plus_one = sess.run([w, v, u])
+        np.testing.assert_allclose(doubled, 2 * drawn)
+        np.testing.assert_allclose(plus_one, drawn + 1)
+        sess.run(w.assign_add([1.0, 1.0]))                      # v has its own storage
+        np.testing.assert_allclose(sess.run(v), 2 * drawn)
+    with eg.Session() as sess:
+        sess.run(v.initializer)
+        assert sess.run(v).shape == (2,)
+        with pytest.raises(FailedPreconditionError, match="uninitialized value W"):
+            sess.run(w)
+
+
+def test_initial_value_edugraph_cannot_rebuild_names_the_fix(graph):
+    """A loop (one stateful node) is not rebuilt: the read fails, and the message names
+    initialized_value() and the order of the initializers."""
+    w = eg.Variable(eg.ones([2]), name="W")
+    doubled = eg.while_loop(lambda i, x: i < 1, lambda i, x: (i + 1, x * 2), [0, w])[1]
+    v = eg.Variable(doubled, name="V")
     with eg.Session() as sess:
         with pytest.raises(FailedPreconditionError,
-                           match=r"uninitialized value W\n.*V's initial value reads the "
-                                 r"variable W.*sess\.run\(W\.initializer\), then "
-                                 r"sess\.run\(V\.initializer\)"):
+                           match=r"uninitialized value W\n.*V's initial value reads the variable "
+                                 r"W.*W\.initialized_value\(\).*sess\.run\(W\.initializer\), "
+                                 r"then sess\.run\(V\.initializer\)"):
             sess.run(eg.global_variables_initializer())
         sess.run(w.initializer)
         sess.run(v.initializer)
@@ -358,8 +382,9 @@ def test_evaluate_without_labels_says_evaluate():
 
 
 def test_a_variable_updated_with_minus_equals_after_a_tape_gets_tfs_spelling():
-    """TF2 would quietly make w a plain tensor here (its next gradient: None); eager mode
-    records every op, so the change is refused, with TF's spelling for a Variable."""
+    """TF 2.21 refuses it too (RuntimeError: "`variable -= value` with `tf.Variable`s is not
+    supported. Use `variable.assign_sub(value)`"); here the refusal (a GradientError, which is
+    a RuntimeError) also says why and gives TF's spelling for a Variable."""
     w = eg.Variable(eg.ones([2]), name="w")
     with eg.GradientTape() as tape:
         loss = eg.reduce_sum(w * w)

@@ -34,6 +34,24 @@ class ReadVariable(Op):
         return read
 
 
+class InitializedValue(Op):
+    """A graph variable's value, or its initial value (the input) while this session has
+    none (TF1's ``initialized_value()``): what other variables' initial values read."""
+
+    name, differentiable, stateful, type_name = "initialized_value", False, True, \
+        "InitializedValue"
+
+    def __init__(self, variable):
+        self._variable = variable
+
+    def session_step(self, session, node):
+        values, var = session._variables, self._variable
+
+        def read(initial):          # (a copy: the new variable must not share the storage)
+            return values[var].copy() if var in values else initial
+        return read
+
+
 def uninitialized(var, node, what_to_do):
     """TF1's error for a read of graph variable ``var`` (at ``node``) before it has a value."""
     return FailedPreconditionError(f"Attempting to use uninitialized value {var.op.name}\n\t "

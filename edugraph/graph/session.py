@@ -169,7 +169,8 @@ class Session:
 def _explain_uninitialized(error, initializers_run, fetches):
     """``error`` (a variable read before its initializer ran), with the reason when it is not
     a missing initializer run: another variable's initial value, computed by the initializer
-    being run, reads it (``V = eg.Variable(W * 2)``); or this session did run an
+    being run, reads it (``V = eg.Variable(f(W))`` where edugraph could not rebuild ``f`` to
+    read W's initialized value, as it does for ``W * 2``); or this session did run an
     initializer, but one made before the variable existed. The student who ran
     ``eg.global_variables_initializer()`` is otherwise told to do what they did."""
     variable = getattr(getattr(error.op, "eg_op", None), "_variable", None)
@@ -177,9 +178,10 @@ def _explain_uninitialized(error, initializers_run, fetches):
     if readers:
         reader, name = readers[0].op.name, variable.op.name
         return uninitialized(variable, error.op, (
-            f"{reader}'s initial value reads the variable {name}, which has no value yet (an "
-            f"initializer does not wait for another). Run {name}'s initializer first, then the "
-            f"rest: sess.run({name}.initializer), then sess.run({reader}.initializer)."))
+            f"{reader}'s initial value reads the variable {name}, which has no value yet. "
+            f"Build it from {name}.initialized_value(), or run {name}'s initializer first, "
+            f"then the rest: sess.run({name}.initializer), then "
+            f"sess.run({reader}.initializer)."))
     stale = [op for op in initializers_run
              if variable is not None and op.graph is variable.graph and op._id < variable.op._id]
     if not stale:

@@ -7,9 +7,9 @@ value w``). ``w.assign(...)`` only *builds* an assign node: it changes nothing u
 """
 from .. import context, variable as _variable
 from ..tensor import Tensor
-from .core import SymbolicTensor, get_default_graph, group, constant
+from .core import SymbolicTensor, get_default_graph, group, constant, upstream_ops
 from .function import FuncGraph, graph_assign
-from .ops import Assign, ReadVariable, check_assigned
+from .ops import Assign, InitializedValue, ReadVariable, check_assigned
 
 GLOBAL_VARIABLES, TRAINABLE_VARIABLES = "variables", "trainable_variables"
 UPDATE_OPS = "update_ops"           # batch norm's moving-average assigns, run with the train op
@@ -44,9 +44,11 @@ class GraphVariable(SymbolicTensor, _variable.Variable):
             with graph.name_scope(node.name + "/"):
                 if not isinstance(initial_value, SymbolicTensor):
                     initial_value = constant(initial_value, dtype=dtype, name="initial_value")
-                elif dtype is not None and initial_value.dtype != dtype:
-                    from ..ops.math import cast
-                    initial_value = cast(initial_value, dtype)
+                else:
+                    initial_value = _reading_initialized_values(initial_value)
+                    if dtype is not None and initial_value.dtype != dtype:
+                        from ..ops.math import cast
+                        initial_value = cast(initial_value, dtype)
         super().__init__(node, 0, initial_value.shape, initial_value.dtype)
         node.outputs.append(self)
         self.trainable = trainable
@@ -85,6 +87,13 @@ class GraphVariable(SymbolicTensor, _variable.Variable):
 
     def value(self):
         return self
+
+    def initialized_value(self):
+        """The variable's value, or its initial value while it has none (TF1's): another
+        variable's initial value can read it before its initializer has run."""
+        with self.graph.name_scope(self.op.name + "/"), self.graph.control_dependencies(None):
+            return self.graph.add_operation(InitializedValue(self), [self.initial_value],
+                                            self.shape, self.dtype, "InitializedValue")
 
     def read_value(self):
         """The value read here: an Identity node built where this is called, so that under
@@ -144,6 +153,31 @@ def global_variables(scope=None):
 def trainable_variables(scope=None):
     """The variables an optimizer updates by default."""
     return get_default_graph().get_collection(TRAINABLE_VARIABLES, scope)
+
+
+def _reading_initialized_values(value):
+    """``value`` rebuilt so that where it reads other variables it reads their
+    ``initialized_value()``, as TF1 rebuilds every initial value: ``V = eg.Variable(W * 2)``
+    then needs no initializer run before V's (one run of both, or V's alone, works). The ops
+    between the reads and ``value`` are copied (in the new variable's name scope); where one
+    cannot be (several outputs, state), ``value`` stays as it was."""
+    reads, to_copy = [], []
+    for op in sorted(upstream_ops([value.op]), key=lambda op: op._id):
+        if isinstance(op.eg_op, ReadVariable):
+            reads.append(op)
+        elif any(t.op in reads or t.op in to_copy for t in op.inputs):
+            if len(op.outputs) != 1 or getattr(op.eg_op, "stateful", False):
+                return value
+            to_copy.append(op)
+    if not reads:
+        return value
+    copied = {op.outputs[0]: op.eg_op._variable.initialized_value() for op in reads}
+    for op in to_copy:
+        out = op.outputs[0]
+        copied[out] = value.graph.add_operation(
+            op.eg_op, [copied.get(t, t) for t in op.inputs], out.shape, out.dtype,
+            op.name.split("/")[-1])
+    return copied[value]
 
 
 def variables_initializer(var_list, name="init"):
