@@ -261,6 +261,8 @@ def test_tf_math_argmax_takes_axis_0_as_the_tensor_guide_prints():
     with assert_raises(ValueError) as caught:
         tf.argmax(c)                    # TF's axis 0 or PyTorch's flattened index?
     assert "eg.argmax(x, axis=0)" in str(caught.value) and "x.argmax()" in str(caught.value)
+    np.testing.assert_array_equal(tf1.argmax(c).numpy(), [1, 0])      # TF1 code: TF's
+    np.testing.assert_array_equal(tf1.argmin(c, dimension=1).numpy(), [0, 1])
 
 
 # ----------------------------------------------------------------------------- TF1 programs

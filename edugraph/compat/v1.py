@@ -15,7 +15,7 @@ arguments only, as TF1's do: old tutorials call them with (logits, labels), the 
 TF 1.0, and read positionally that would silently compute the loss of the swapped arguments.
 Its ``dropout(h, keep_prob)`` reads the second argument as TF1's keep_prob, eagerly too.
 ``tf.data`` is ``eg.data`` with TF1's ``make_one_shot_iterator(dataset)`` and
-``make_initializable_iterator(dataset)``.
+``make_initializable_iterator(dataset)``. ``tf.argmax(x)`` works along axis 0, as TF's.
 """
 import functools
 import types
@@ -104,6 +104,10 @@ def _tf1_dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate
 nn.dropout = _tf1_dropout
 nn.__getattr__ = lambda name: getattr(_edugraph.nn, name)
 nn.__dir__ = lambda: sorted(set(vars(nn)) | set(dir(_edugraph.nn)))
+
+# TF1's tf.argmax / tf.argmin: along axis 0 without one (eg.argmax asks, because PyTorch's
+# flattens; TF1 code has no PyTorch to be told apart from)
+argmax, argmin = _edugraph.math.argmax, _edugraph.math.argmin
 
 data = types.ModuleType(f"{__name__}.data", "``tf.data`` of TF1: ``eg.data``, with TF1's "
                         "functions that make a dataset's iterator.")
