@@ -306,6 +306,19 @@ def test_class_id_cross_entropy_with_a_masked_class_is_finite(device):
                         lambda z: F.cross_entropy(z, torch.tensor(labels)), logits, device)
 
 
+def test_keras_3_mean_reductions():
+    """Keras 3's "mean" is "sum_over_batch_size"; "mean_with_sample_weight" divides the
+    weighted sum by the weights' sum (a weighted mean)."""
+    y, p, w = [[0.0], [1.0], [1.0]], [[0.5], [0.0], [1.0]], np.array([1.0, 2.0, 5.0])
+    squared = np.array([0.25, 1.0, 0.0])
+    mse = eg.keras.losses.MeanSquaredError
+    np.testing.assert_allclose(mse(reduction="mean")(y, p).numpy(), squared.mean(), rtol=1e-6)
+    np.testing.assert_allclose(mse(reduction="mean")(y, p, sample_weight=w).numpy(),
+                               (squared * w).sum() / 3, rtol=1e-6)
+    np.testing.assert_allclose(mse(reduction="mean_with_sample_weight")(
+        y, p, sample_weight=w).numpy(), (squared * w).sum() / w.sum(), rtol=1e-6)
+
+
 def test_keras_loss_options_refused_with_the_fix():
     with pytest.raises(ValueError, match="reduction='mean_over_batch' is not one of Keras's"):
         eg.keras.losses.MeanSquaredError(reduction="mean_over_batch")

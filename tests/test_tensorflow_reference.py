@@ -212,7 +212,8 @@ WEIGHTS = np.array([1.0, 2.0, 0.5], np.float32)
 
 @pytest.mark.parametrize("loss", ["CategoricalCrossentropy", "BinaryCrossentropy",
                                   "MeanSquaredError", "MeanAbsoluteError"])
-@pytest.mark.parametrize("reduction", ["sum_over_batch_size", "sum", "none", None])
+@pytest.mark.parametrize("reduction", ["sum_over_batch_size", "mean", "mean_with_sample_weight",
+                                       "sum", "none", None])
 @pytest.mark.parametrize("weights", ["unweighted", "(N,)", "(N, 1)", "one number"])
 def test_keras_loss_objects_weights_reductions_and_smoothing(loss, reduction, weights):
     """Keras's sample_weight, reduction and label_smoothing (edugraph refused them)."""

@@ -412,7 +412,9 @@ class Loss:
     regression output) are taken as ``(N, 1)``; elsewhere shapes must match. Keras's
     ``sample_weight`` multiplies each example's loss, and ``reduction`` says what becomes of
     them: ``"sum_over_batch_size"`` (the default: their sum over how many there are, so the
-    mean without weights), ``"sum"``, or ``"none"`` / None (each example's own)."""
+    mean without weights; Keras 3 also calls it ``"mean"``), ``"mean_with_sample_weight"``
+    (their sum over the weights' sum), ``"sum"``, or ``"none"`` / None (each example's
+    own)."""
 
     per_example = None
     reduction, name = "sum_over_batch_size", None     # (a subclass's own __init__ keeps them)
@@ -427,15 +429,19 @@ class Loss:
     def __call__(self, y_true, y_pred, sample_weight=None):
         y_pred = _as_predictions(y_pred, y_true)
         y_true = match_label_rank(y_true, y_pred)
-        if sample_weight is None and self.reduction == "sum_over_batch_size":
+        if sample_weight is None and self.reduction in _MEANS:
             return self.call(y_true, y_pred)
         losses = self.per_example(y_true, y_pred)
         if sample_weight is not None:
-            losses = _weighted(losses, sample_weight, type(self).__name__)
+            losses, weights = _weighted(losses, sample_weight, type(self).__name__)
         if self.reduction == "none":
             return losses
         total = reduce_sum(losses)
-        return total if self.reduction == "sum" else total / _count(losses)
+        if self.reduction == "sum":
+            return total
+        if self.reduction == "mean_with_sample_weight" and sample_weight is not None:
+            return total / reduce_sum(weights)
+        return total / _count(losses)
 
     def call(self, y_true, y_pred):
         return reduce_mean(self.per_example(y_true, y_pred))
@@ -444,12 +450,14 @@ class Loss:
         return f"{type(self).__name__}()"
 
 
-_REDUCTIONS = ("sum_over_batch_size", "sum", "none", None)
+_MEANS = ("sum_over_batch_size", "mean", "mean_with_sample_weight")
+_REDUCTIONS = _MEANS + ("sum", "none", None)
 
 
 def _weighted(losses, weights, where):
-    """The per-example ``losses`` times Keras's sample weights: one per example, (N,) or
-    (N, 1) (then the losses take that trailing axis too, as Keras's do), or one number."""
+    """The per-example ``losses`` times Keras's sample weights (one per example, (N,) or
+    (N, 1), when the losses take that trailing axis too, as Keras's do; or one number), and
+    the weights."""
     weights = to_float(as_tensors((weights, losses))[0])
     shape = tuple(weights.shape)
     if len(shape) == len(losses.shape) + 1 and shape[-1] == 1:
@@ -458,7 +466,7 @@ def _weighted(losses, weights, where):
         raise ShapeError(f"{where}: sample_weight of shape {shape} does not fit the "
                          f"per-example losses of shape {tuple(losses.shape)}: give one weight "
                          "per example, shape (N,), or one number.")
-    return losses * weights
+    return losses * weights, weights
 
 
 def _count(losses):
