@@ -458,7 +458,9 @@ def _weighted(losses, weights, where):
     """The per-example ``losses`` times Keras's sample weights (one per example, (N,) or
     (N, 1), when the losses take that trailing axis too, as Keras's do; or one number), and
     the weights."""
-    weights = to_float(as_tensors((weights, losses))[0])
+    weights = as_tensors((weights, losses))[0]
+    if weights.dtype != losses.dtype:             # (numpy's float64 weights too, as Keras)
+        weights = cast(weights, losses.dtype)
     shape = tuple(weights.shape)
     if len(shape) == len(losses.shape) + 1 and shape[-1] == 1:
         losses = expand_dims(losses, -1)
