@@ -610,7 +610,7 @@ _BY_NAME = {
 
 def get(identifier):
     """A loss object from a Keras name ("sparse_categorical_crossentropy", "mse"), a loss
-    object or a function ``f(y_true, y_pred)`` (its values are averaged)."""
+    object or class, or a function ``f(y_true, y_pred)`` (its values are averaged)."""
     if isinstance(identifier, str):
         if identifier not in _BY_NAME:
             raise ValueError(f"Unknown loss {identifier!r}. Known: {', '.join(sorted(_BY_NAME))},"
@@ -619,11 +619,7 @@ def get(identifier):
     if isinstance(identifier, Loss):
         return identifier
     if isinstance(identifier, type) and issubclass(identifier, Loss):
-        name = identifier.__name__              # called, it would take (y_true, y_pred)
-        raise TypeError(f"loss: you passed the class {name} itself, not a loss; write "
-                        f"{name}() to make one"
-                        + (f" (e.g. {name}(from_logits=True))."
-                           if issubclass(identifier, _CrossEntropy) else "."))
+        return identifier()                     # (the class itself: Keras 3 makes one too)
     if callable(identifier):
         return LossFunctionWrapper(identifier)
     raise TypeError(f"loss must be a name or a callable, not {type(identifier).__name__}.")

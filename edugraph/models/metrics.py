@@ -176,7 +176,9 @@ class MeanAbsoluteError(_wrapping(mean_absolute_error)):
 
 def get(identifier):
     """(name shown in logs, per-example function) from a Keras name, a metric object such as
-    ``SparseCategoricalAccuracy()`` or a function."""
+    ``SparseCategoricalAccuracy()`` (or its class: Keras 3 makes one) or a function."""
+    if isinstance(identifier, type) and issubclass(identifier, Metric):
+        identifier = identifier()
     if isinstance(identifier, str):
         if identifier not in _BY_NAME:
             raise ValueError(f"Unknown metric {identifier!r}. Known: "
@@ -185,9 +187,6 @@ def get(identifier):
     if isinstance(identifier, MeanMetricWrapper):
         fn, kwargs = identifier.fn, identifier._fn_kwargs
         return identifier.name, (lambda y_true, y_pred: fn(y_true, y_pred, **kwargs))
-    if isinstance(identifier, type) and issubclass(identifier, Metric):
-        raise TypeError(f"metrics: you passed the class {identifier.__name__} itself, not a "
-                        f"metric; write {identifier.__name__}() to make one.")
     if isinstance(identifier, Metric):
         raise TypeError(f"compile(metrics=...) takes metrics of (y_true, y_pred); "
                         f"{type(identifier).__name__} averages values passed to it: call it in "

@@ -122,7 +122,9 @@ class Optimizer:
     # ------------------------------------------------------------------ TF1 API
     def compute_gradients(self, loss, var_list=None):
         """[(gradient, variable)], gradient None where the loss does not depend on it."""
-        if isinstance(var_list, Tensor):        # list(W) would iterate over W's rows
+        if isinstance(var_list, Variable):      # (TF1 flattens var_list: one is a list)
+            var_list = [var_list]
+        elif isinstance(var_list, Tensor):      # list(x) would iterate over x's rows
             raise TypeError(f"minimize: var_list must be a list of variables ([W]), not "
                             f"{_what(var_list)}.")
         if callable(loss):
