@@ -407,8 +407,9 @@ class GradientTape:
             raise GradientError("GradientTape.gradient needs the tape to have recorded: use "
                                 "it after `with eg.GradientTape() as tape:`.")
         if self._used and not self.persistent:
-            raise GradientError("GradientTape.gradient can only be called once on "
-                                "non-persistent tapes. Use eg.GradientTape(persistent=True).")
+            raise GradientError("A non-persistent GradientTape can only be used to compute "
+                                "one set of gradients (or jacobians). Use "
+                                "eg.GradientTape(persistent=True) to call gradient again.")
         target = nest.flatten(target)
         flat, rebuild = flatten_sources(sources)
         _check_tensors("GradientTape.gradient", target, "the target (the loss computed inside "

@@ -176,7 +176,7 @@ def _run_two_losses(answer):
             pair = two_loss_gradients(eg.Variable(w0, name="w"), eg.tensor(TWO_X),
                                       eg.tensor(TWO_Y))
         except GradientError as e:
-            if "only be called once" not in str(e):
+            if "one set of gradients" not in str(e):
                 raise
             raise WrongForm("a tape answers one gradient() call and then frees its "
                             "recording: make it eg.GradientTape(persistent=True) to ask "
@@ -296,7 +296,7 @@ _NONE_HINT = ("a gradient came back None: a tape gives None for what it did not 
 
 def _tape_hint(message):
     """The hint for a GradientError that nesting the tapes wrongly raises, or None."""
-    if "only be called once" in message:
+    if "one set of gradients" in message:
         return ("you asked one tape twice: the inner tape gives dy/dt, then the OUTER tape, "
                 "which recorded that computation, gives its gradient.")
     if "does not require grad" in message:
