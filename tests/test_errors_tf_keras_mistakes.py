@@ -35,8 +35,9 @@ def dense_model(inputs=4, units=3, activation=None):
 
 # ----------------------------------------------------------------------------- silent results
 def test_compat_v1_cross_entropies_refuse_positional_arguments(tf1_state):
-    """TF 0.x tutorials call them with (logits, labels); TF1 refuses any positional argument,
-    where reading them as (labels, logits) would compute another number without a word."""
+    """TF 0.x tutorials call them with (logits, labels); TF 1.x refused any positional
+    argument (its `_sentinel`), where reading them as (labels, logits) computes another number
+    without a word, as TF 2's tf.compat.v1 does: edugraph keeps TF 1.x's refusal."""
     import edugraph.compat.v1 as tf
     tf.disable_v2_behavior()
     logits = np.array([[2.0, 1.0, 0.1]], np.float32)

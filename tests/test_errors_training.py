@@ -1,5 +1,6 @@
-"""Training mistakes students make get a clear error (or, where Keras computes on, a warning)
-that names the op, layer or argument, what was passed and what to do next."""
+"""Training mistakes students make get a clear error (or a warning) that names the op, layer or
+argument, what was passed and what to do next. Some of these Keras computes on without a word
+(validation_split=1.5, batch_size=0, a layer listed twice): there edugraph refuses on purpose."""
 import warnings
 
 import numpy as np
@@ -230,3 +231,14 @@ def test_session_fetches_and_feeds_that_are_not_in_the_graph(graph):
 def test_running_an_eager_tensor_in_a_session():
     with pytest.raises(TypeError, match=r"is an eager tensor, not a graph tensor.*t\.numpy\(\)"):
         eg.Session(graph=eg.Graph()).run(eg.ones(2))
+
+
+def test_a_keras_layer_listed_twice_in_sequential_is_refused():
+    """Keras 3 shares a layer listed twice (one set of weights); a student who writes it means
+    two layers, so edugraph refuses. PyTorch's Sequential shares a repeated module (tying)."""
+    dense = keras.layers.Dense(3)
+    with pytest.raises(ValueError, match="Layer 'dense.*' is already in this Sequential model"):
+        keras.Sequential([keras.Input((3,)), dense, dense])
+    linear = eg.nn.Linear(3, 3)
+    tied = eg.nn.Sequential(linear, linear)
+    assert len(list(tied.parameters())) == 2

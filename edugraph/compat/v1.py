@@ -11,8 +11,9 @@ Every name of ``edugraph`` is here (``tf.placeholder``, ``tf.Session``, ``tf.tra
 ``enable_v2_behavior``. With the v2 behaviour disabled, ops build into the default graph.
 
 ``tf.nn`` is ``eg.nn`` but for two of TF1's functions. Its cross-entropy functions take named
-arguments only, as TF1's do: old tutorials call them with (logits, labels), the order before
-TF 1.0, and read positionally that would silently compute the loss of the swapped arguments.
+arguments only, as TF 1.x's did (TF 2's ``tf.compat.v1`` reads them as (labels, logits)):
+old tutorials call them with (logits, labels), the order before TF 1.0, and read positionally
+that would silently compute the loss of the swapped arguments.
 Its ``dropout(h, keep_prob)`` reads the second argument as TF1's keep_prob, eagerly too.
 ``tf.data`` is ``eg.data`` with TF1's ``make_one_shot_iterator(dataset)`` and
 ``make_initializable_iterator(dataset)``. ``tf.argmax(x)`` works along axis 0, as TF's.
@@ -60,7 +61,7 @@ def _whole(value):
 
 
 def _named_arguments_only(function, name=None):
-    """TF1's ``function`` (``tf.nn.name``): refuses positional arguments (TF1 has a
+    """TF1's ``function`` (``tf.nn.name``): refuses positional arguments (TF 1.x had a
     ``_sentinel`` first)."""
     name = name or function.__name__
 

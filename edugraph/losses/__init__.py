@@ -112,7 +112,8 @@ def _check_class_ids(labels, num_classes, where):
     all-zero one-hot row, and casting 1.7 to an integer gives class 1.
 
     Whole floats (``[0., 2., 1.]``, as read from a float data file) are accepted as Keras
-    accepts them; but where Keras casts ``1.5`` to 1 without a word, this refuses it: a label
+    accepts them (TF's ``tf.nn`` functions refuse any float labels; edugraph takes whole ones
+    there too); but where Keras casts ``1.5`` to 1 without a word, this refuses it: a label
     with a fraction is never a class id (probabilities? swapped arguments?).
 
     A graph's labels have no values until a Session runs it, so there the check is a node

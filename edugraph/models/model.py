@@ -349,9 +349,10 @@ def _xy(data):
 
 
 def _numbers_as_array(data, what):
-    """Keras reads a (nested) list of numbers as one array: ``fit([[1., 2.], [3., 4.]], [0, 1])``
-    has two examples, not two inputs. A list of arrays or tensors stays a list of inputs (a
-    model with several). ``what`` names the data in the error for rows of unequal lengths."""
+    """A (nested) list of numbers is one array, as Keras 2 read it (Keras 3 wants an array):
+    ``fit([[1., 2.], [3., 4.]], [0, 1])`` has two examples, not two inputs. A list of arrays or
+    tensors stays a list of inputs (a model with several). ``what`` names the data in the
+    error for rows of unequal lengths."""
     if not _is_numbers(data):
         return data
     try:
@@ -366,8 +367,9 @@ def _numbers_as_array(data, what):
 
 def _split(x, y, fraction):
     """The last ``fraction`` of the examples become validation data (Keras: before shuffling).
-    As in Keras, a fraction outside [0, 1), or one that leaves no example on a side, is
-    refused (1.5 would have "trained" on the first half and "validated" on the second)."""
+    A fraction outside [0, 1), or one that leaves no example on a side, is refused: Keras 3
+    refuses only the latter, and with 1.5 "trains" on the first half and "validates" on the
+    second."""
     if isinstance(fraction, bool) or not isinstance(fraction, numbers.Real) or \
             not 0 <= fraction < 1:
         raise ValueError(f"fit: validation_split is the fraction of the examples kept apart for "

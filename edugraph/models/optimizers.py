@@ -10,7 +10,8 @@ Each takes Keras's gradient clipping too: ``clipnorm`` (each gradient to that no
 three at a time, as in Keras.
 
 As Keras's, they warn when ``apply_gradients`` gets no gradient (None) for a variable, and
-refuse ``lr=``, the learning rate's name before TF 2.11."""
+refuse ``lr=``, the learning rate's old name (Keras 3, from TF 2.16, refuses it; TF 2.11-2.15
+warned and ignored it)."""
 import functools
 
 from .. import train
@@ -25,8 +26,8 @@ def _keras(make):
     def keras_optimizer(*args, **kwargs):
         if "lr" in kwargs:
             raise ValueError(f"{make.__name__}(lr=...): `lr` is the old name of the learning "
-                             "rate, which Keras refuses since TF 2.11; write "
-                             f"learning_rate={kwargs['lr']!r}.")
+                             "rate, which Keras 3 refuses (Keras 2 ignored it with a warning); "
+                             f"write learning_rate={kwargs['lr']!r}.")
         optimizer = make(*args, **kwargs)
         optimizer.warns_missing_gradients = True
         return optimizer

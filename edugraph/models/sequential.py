@@ -10,7 +10,8 @@ class Sequential(Model):
     """``Sequential([Dense(64, activation="relu", input_shape=(8,)), Dense(10)])``; also
     ``Sequential(layer1, layer2)`` as in PyTorch, and ``add(layer)``."""
 
-    shares_layers = False   # Keras: a layer once per model; PyTorch: shared (tied) modules
+    shares_layers = False   # Keras would share a layer listed twice; a student who lists one
+                            # twice means two layers, so edugraph refuses (PyTorch: shared)
 
     def __init__(self, layers=None, *more, name=None):
         super().__init__(name=name)

@@ -447,7 +447,7 @@ class Module:
     def __call__(self, *args, training=None, **kwargs):
         if any(isinstance(a, KerasTensor) for a in _flat(args)):
             return self._call_symbolic(args, kwargs)
-        if args and _is_numbers(args[0]):       # layer([[1., 2.]]): a tensor, as Keras reads it
+        if args and _is_numbers(args[0]):       # layer([[1., 2.]]): a tensor (Keras 3 refuses)
             args = (tensor(args[0]), *args[1:])
         elif args and (args[0] is None or isinstance(args[0], str)):
             raise TypeError(f"{type(self).__name__} '{self.name}' was called on {args[0]!r}; "
