@@ -486,7 +486,8 @@ def test_tf2_expert_quickstart_as_written(digits, capsys):
                   for i, v in enumerate(results[-1])]      # float32's digits, as TF prints
     assert printed[-1] == ("Epoch 2, Loss: {}, Accuracy: {}, Test Loss: {}, "
                            "Test Accuracy: {}".format(*as_printed))
-    assert train_step.experimental_get_tracing_count() <= 2     # full batches, the last one
+    # full batches and the last one, and the first trace's second run (it made Adam's slots)
+    assert train_step.experimental_get_tracing_count() <= 3
     # Mean averages what it is given, the batches' mean losses; the accuracy counts examples
     batch_losses = []
     for _, logits, labels in losses_by_hand:

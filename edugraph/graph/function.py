@@ -632,7 +632,7 @@ class Function:
         """Trace into a new ConcreteFunction. A first trace that made variables is followed at
         once by a second, as in TF, which must make none: a function whose code makes a
         variable on every run would, traced, return the same one on every call (that trace
-        is thrown away and not counted).
+        is thrown away, and counted, as TF counts it).
 
         With ``reduce_retracing``, a call that differs from an earlier trace only in its
         tensors' shapes is traced with the shapes both fit (sizes that differ become None),
@@ -644,12 +644,13 @@ class Function:
             earlier = [cf for cf in self._traces if cf.without_shapes == exact]
             if self.reduce_retracing and earlier:
                 shapes = _common_shapes(earlier[-1].input_shapes, given)
-        graph = FuncGraph(self.name, allow_variables=self._tracing_count == 0)
+        graph = FuncGraph(self.name, allow_variables=not self._traces)
         inputs, result, call = self._run_python(graph, args, kwargs, shapes)
+        self._tracing_count += 1
         if graph.variables_made:
             self._run_python(FuncGraph(self.name, checks_variables_made_once=True), args, kwargs,
                              shapes)
-        self._tracing_count += 1
+            self._tracing_count += 1
         concrete = ConcreteFunction(graph, inputs, result, self.passes, self.name, keep)
         concrete.without_shapes, concrete.call_arguments = exact, call
         concrete.input_shapes = [t.shape for t in inputs]
