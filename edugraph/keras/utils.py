@@ -1,4 +1,4 @@
-"""``tf.keras.utils``: what Keras examples use to prepare labels."""
+"""``tf.keras.utils``: what Keras examples use to prepare labels and to seed a run."""
 import numpy as np
 
 
@@ -17,3 +17,13 @@ def to_categorical(y, num_classes=None, dtype="float32"):
         raise ValueError(f"to_categorical: class ids must be in [0, {num_classes}), got ids "
                          f"from {ids.min()} to {ids.max()}; pass num_classes= to cover them.")
     return np.eye(num_classes, dtype=dtype)[ids]
+
+
+def set_random_seed(seed):
+    """Keras 3's way to make a run repeat: seeds Python's ``random``, numpy's global
+    generator and edugraph's (``eg.random.set_seed``), as Keras seeds its backend's."""
+    import random
+    from ..ops.random import set_seed
+    random.seed(seed)
+    np.random.seed(seed)
+    set_seed(seed)
