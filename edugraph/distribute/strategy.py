@@ -13,8 +13,9 @@ A model built or compiled inside ``strategy.scope()`` remembers the strategy (an
 are made on the first device). ``fit`` then trains it on every replica at once. Each step:
 
 1. the global batch is split across the replicas as evenly as possible (10 examples on 3
-   replicas: 4, 3, 3, as ``np.array_split`` cuts; a last batch smaller than the number of
-   replicas leaves some empty, as in TF);
+   replicas: 4, 3, 3, as ``np.array_split`` cuts, where TF cuts 4, 4, 2; the weighting of step
+   2 makes the gradient the same either way; a last batch smaller than the number of replicas
+   leaves some empty, as in TF);
 2. each replica, on its own device, computes the gradients of its part's mean loss and weights
    them by its share of the global batch (4/10, 3/10, 3/10);
 3. an all-reduce (the ring, unless ``cross_device_ops`` names another) sums the weighted

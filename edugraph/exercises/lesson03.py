@@ -401,7 +401,9 @@ ex3_3 = Exercise(
     reads={"n_variables": whole_number, "n_update_ops": whole_number},
     reference=lambda: {k: v for k, v in _minimize_counts().items() if k != "layers"},
     passed="{n_variables} variables, {n_update_ops} update ops: each variable's step is "
-           "built from ops (learning rate, Mul, Sub, Assign), and one more groups them all.",
+           "built from ops (learning rate, Mul, Sub, Assign), and one more groups them all. "
+           "TF fuses each variable's step into one op, update_<var>/ApplyGradientDescent: "
+           "fewer, larger nodes.",
     expected="n_variables and n_update_ops are whole numbers: the trainable variables of "
              "the two-layer network and the ops that minimize puts under GradientDescent/.",
     mistakes=(

@@ -250,7 +250,7 @@ ex6_1 = Exercise(
         Mistake(f"digits_net has learnt, but it classifies fewer than {REQUIRED_ACCURACY:.0%} "
                 "of the test images right: train it longer (more epochs; EarlyStopping of "
                 "section 4 finds how many), or with a larger learning rate such as "
-                "eg.train.AdamOptimizer(0.01).",
+                "eg.keras.optimizers.Adam(0.01).",
                 when=lambda got, ref: not got["above the bar"],
                 example=_barely_trained),
         Mistake("digits_test_acc was measured on the training images (in fit's history, or "
