@@ -32,6 +32,29 @@ def test_sparse_softmax_cross_entropy(device):
               device=device)
 
 
+def test_sparse_softmax_cross_entropy_is_one_node_and_differentiates_twice(device):
+    """Fused as TF's SparseSoftmaxCrossEntropyWithLogits: one node in a graph (no one-hot rows
+    made); its gradient softmax(z) − onehot(y) is built of ops, so it has a gradient too,
+    which PyTorch's double backward gives."""
+    rng = np.random.default_rng(1)
+    logits, labels = rng.normal(size=(5, 4)), rng.integers(0, 4, 5)
+    ours, theirs = both(logits, device)
+    loss = eg.reduce_sum(eg.nn.sparse_softmax_cross_entropy_with_logits(labels=labels,
+                                                                         logits=ours))
+    (g,) = eg.grad(loss, [ours], create_graph=True)
+    eg.reduce_sum(g ** 3).backward()
+    (tg,) = torch.autograd.grad(F.cross_entropy(theirs, torch.tensor(labels), reduction="sum"),
+                                theirs, create_graph=True)
+    (tg ** 3).sum().backward()
+    np.testing.assert_allclose(g.detach().numpy(), tg.detach().numpy(), atol=1e-12)
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), atol=1e-12)
+    with eg.Graph().as_default() as graph:
+        z = eg.placeholder(eg.float32, (None, 4))
+        eg.nn.sparse_softmax_cross_entropy_with_logits(labels=[0, 1], logits=z)
+        types = [op.type for op in graph.get_operations()]
+    assert types.count("SparseSoftmaxCrossEntropyWithLogits") == 1 and "OneHot" not in types
+
+
 def test_softmax_cross_entropy_one_hot_and_soft_labels(device):
     rng = np.random.default_rng(1)
     logits = rng.normal(size=(5, 3))

@@ -23,7 +23,7 @@ import numpy as np
 from ..errors import InvalidArgumentError, ShapeError
 from ..graph.core import name_scope
 from ..graph.shapes import broadcast
-from ..ops.activation import log_softmax, softplus
+from ..ops.activation import log_softmax, softmax, softplus
 from ..ops.base import Op, apply, as_tensors, rank_known, sums_to
 from ..ops.math import Elementwise, abs, cast, clip, log, maximum, square, to_float
 from ..ops.shape import stop_gradient
@@ -221,9 +221,32 @@ def sparse_softmax_cross_entropy_with_logits(labels, logits):
     """Per example, with integer class ids as labels: $-\\log\\mathrm{softmax}(z)_{y}$."""
     labels, logits = _labels_and_predictions(labels, logits, integer=True)
     labels, num_classes = _class_ids(labels, logits, "sparse_softmax_cross_entropy")
-    picked = one_hot(labels, num_classes, logits.dtype)
-    return -reduce_sum(weighted_log_probs(picked, log_softmax(logits),
-                                          labels_take_gradient=False), -1)
+    return apply(SparseSoftmaxCrossEntropy(num_classes), labels, logits)
+
+
+class SparseSoftmaxCrossEntropy(Op):
+    r"""Per example $-\log\mathrm{softmax}(z)_y$ for class ids $y$, one node, as TF's
+    ``SparseSoftmaxCrossEntropyWithLogits`` fuses it: the loss reads only the label's entry
+    of $z - \log\sum_j e^{z_j}$ (no one-hot rows, no product), and the gradient is
+    $\mathrm{softmax}(z) - \mathrm{onehot}(y)$. (A class masked with a logit of $-\infty$
+    costs nothing unless it is the label.)"""
+
+    name, type_name = "sparse_softmax_cross_entropy", "SparseSoftmaxCrossEntropyWithLogits"
+
+    def __init__(self, num_classes):
+        self.num_classes = num_classes
+
+    def forward(self, xp, labels, logits):
+        shifted = logits - logits.max(axis=-1, keepdims=True)
+        label_logit = xp.take_along_axis(shifted, labels[..., None].astype(np.intp), -1)
+        return xp.log(xp.exp(shifted).sum(axis=-1)) - label_logit[..., 0]
+
+    def static_shape(self, labels, logits):
+        return logits.shape[:-1], logits.dtype      # (one loss per row of scores)
+
+    def backward(self, grad, out, labels, logits):
+        return None, expand_dims(grad, -1) * (
+            softmax(logits) - one_hot(labels, self.num_classes, logits.dtype))
 
 
 def weighted_log_probs(weights, log_probs, labels_take_gradient=True):
