@@ -248,3 +248,17 @@ def test_print_shows_tensors_as_tf_print(capfd, summarize):
                         output_stream=sys.stdout)
     printed = capfd.readouterr().out.splitlines()
     assert printed[len(printed) // 2:] == printed[:len(printed) // 2]
+
+
+def test_keras_cross_entropy_reads_a_keras_softmax_logits_not_tf_nn_softmax():
+    """keras.activations.softmax keeps its logits (loss 400 from logits 200 apart); the eager
+    tf.nn.softmax's probabilities are clipped (16.118), in Keras 3 as here."""
+    logits = np.array([[200.0, 0.0, -200.0]], np.float32)
+    for framework, keras_module in ((tf, keras), (eg, eg.keras)):
+        z, label = framework.constant(logits), framework.constant([2])
+        from_activation = keras_module.losses.sparse_categorical_crossentropy(
+            label, keras_module.activations.softmax(z))
+        clipped = keras_module.losses.sparse_categorical_crossentropy(label,
+                                                                      framework.nn.softmax(z))
+        np.testing.assert_allclose(np.asarray(from_activation), [400.0], rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(clipped), [16.118095], rtol=1e-6)

@@ -12,13 +12,14 @@ import sys
 
 from . import backend, losses, utils
 from .. import initializers, layers, models
+from ..layers import activations
 from ..models import Input, Model, Sequential, callbacks, metrics, optimizers
 
 __all__ = ["Sequential", "Model", "Input", "layers", "losses", "optimizers", "callbacks",
-           "metrics", "initializers", "models", "utils", "backend"]
+           "metrics", "initializers", "models", "utils", "backend", "activations"]
 
 # ``from edugraph.keras.layers import Embedding`` (the slides' import) finds the same modules;
 # ``eg.keras.models.Sequential`` is ``eg.keras.Sequential`` (TF2's quickstart spelling).
 for _name in ("layers", "losses", "optimizers", "callbacks", "metrics", "initializers",
-              "models"):
+              "models", "activations"):
     sys.modules[f"{__name__}.{_name}"] = globals()[_name]
