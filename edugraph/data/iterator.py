@@ -18,6 +18,7 @@ from .. import devices
 from ..context import state
 from ..errors import FailedPreconditionError, InvalidArgumentError, OutOfRangeError
 from ..graph.control_flow import TupleGet, TupleTensor
+from ..graph.shapes import TensorShape
 from ..nest import flatten, map_structure
 from ..ops.base import Op
 from ..tensor import Tensor
@@ -124,8 +125,7 @@ class IteratorGetNext(Op):
                                   "OutOfRangeError; catch it to end the epoch).", self) from None
         parts = [p.numpy() if isinstance(p, Tensor) else np.asarray(p) for p in flatten(element)]
         got = [(p.shape, p.dtype) for p in parts]
-        if not all(dtype == want_dtype and len(shape) == len(want) and
-                   all(w is None or w == n for n, w in zip(shape, want))
+        if not all(dtype == want_dtype and TensorShape(want).is_compatible_with(shape)
                    for (shape, dtype), (want, want_dtype) in zip(got, self.specs)):
             raise InvalidArgumentError(
                 f"next(iterator): this element's parts have shapes and dtypes {_shown(got)}, "

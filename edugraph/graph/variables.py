@@ -161,14 +161,17 @@ def _reading_initialized_values(value):
     then needs no initializer run before V's (one run of both, or V's alone, works). The ops
     between the reads and ``value`` are copied (in the new variable's name scope); where one
     cannot be (several outputs, state), ``value`` stays as it was."""
-    reads, to_copy = [], []
+    reads, to_copy, changed = [], [], set()
     for op in sorted(upstream_ops([value.op]), key=lambda op: op._id):
         if isinstance(op.eg_op, ReadVariable):
             reads.append(op)
-        elif any(t.op in reads or t.op in to_copy for t in op.inputs):
+        elif any(t.op in changed for t in op.inputs):
             if len(op.outputs) != 1 or getattr(op.eg_op, "stateful", False):
                 return value
             to_copy.append(op)
+        else:
+            continue
+        changed.add(op)
     if not reads:
         return value
     copied = {op.outputs[0]: op.eg_op._variable.initialized_value() for op in reads}

@@ -15,6 +15,7 @@ import sys
 import numpy as np
 
 from ..context import state
+from ..nest import map_structure
 from ..tensor import Tensor
 from .base import Op
 
@@ -76,19 +77,15 @@ def _template(value, tensors):
     a text stays as it is, a list or dict keeps its other entries (``str`` shows them later),
     anything else becomes its text now."""
     if isinstance(value, (Tensor, dict, list, tuple)):
-        return _slotted(value, tensors)
+        return map_structure(lambda leaf: _slot_for(leaf, tensors), value)
     return repr(value) if isinstance(value, np.ndarray) else str(value)
 
 
-def _slotted(value, tensors):
-    if isinstance(value, Tensor):
-        tensors.append(value)
-        return _Slot(len(tensors) - 1)
-    if isinstance(value, dict):
-        return {k: _slotted(v, tensors) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(_slotted(v, tensors) for v in value)
-    return value
+def _slot_for(leaf, tensors):
+    if not isinstance(leaf, Tensor):
+        return leaf
+    tensors.append(leaf)
+    return _Slot(len(tensors) - 1)
 
 
 def _filled(part, values, summarize):
@@ -97,17 +94,8 @@ def _filled(part, values, summarize):
         return part
     if isinstance(part, _Slot):
         return format_tensor(values[part.index], summarize)
-    return str(_fill(part, values, summarize))
-
-
-def _fill(part, values, summarize):
-    if isinstance(part, _Slot):
-        return _Shown(format_tensor(values[part.index], summarize))
-    if isinstance(part, dict):
-        return {k: _fill(v, values, summarize) for k, v in part.items()}
-    if isinstance(part, (list, tuple)):
-        return type(part)(_fill(v, values, summarize) for v in part)
-    return part
+    return str(map_structure(lambda leaf: _Shown(format_tensor(values[leaf.index], summarize))
+                             if isinstance(leaf, _Slot) else leaf, part))
 
 
 def format_tensor(value, summarize=3):
