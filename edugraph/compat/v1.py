@@ -78,8 +78,17 @@ def _named_arguments_only(function, name=None):
     return named_only
 
 
-nn = types.ModuleType(f"{__name__}.nn", "``tf.nn`` of TF1: ``eg.nn``, its cross-entropy "
-                      "functions taking named arguments only.")
+def _tf1_module(name, doc):
+    """``tf.<name>`` of TF1: edugraph's module of that name but for the names set on this one
+    (looked up when asked, as ``__getattr__`` below: edugraph may still be importing)."""
+    module = types.ModuleType(f"{__name__}.{name}", doc)
+    module.__getattr__ = lambda attr: getattr(getattr(_edugraph, name), attr)
+    module.__dir__ = lambda: sorted(set(vars(module)) | set(dir(getattr(_edugraph, name))))
+    return module
+
+
+nn = _tf1_module("nn", "``tf.nn`` of TF1: ``eg.nn``, its cross-entropy functions taking named "
+                 "arguments only, and its dropout reading keep_prob.")
 
 nn.softmax_cross_entropy_with_logits = _named_arguments_only(
     _edugraph.losses.tf1_softmax_cross_entropy_with_logits, "softmax_cross_entropy_with_logits")
@@ -103,19 +112,15 @@ def _tf1_dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate
 
 
 nn.dropout = _tf1_dropout
-nn.__getattr__ = lambda name: getattr(_edugraph.nn, name)
-nn.__dir__ = lambda: sorted(set(vars(nn)) | set(dir(_edugraph.nn)))
 
 # TF1's tf.argmax / tf.argmin: along axis 0 without one (eg.argmax asks, because PyTorch's
 # flattens; TF1 code has no PyTorch to be told apart from)
 argmax, argmin = _edugraph.math.argmax, _edugraph.math.argmin
 
-data = types.ModuleType(f"{__name__}.data", "``tf.data`` of TF1: ``eg.data``, with TF1's "
-                        "functions that make a dataset's iterator.")
+data = _tf1_module("data", "``tf.data`` of TF1: ``eg.data``, with TF1's functions that make a "
+                   "dataset's iterator.")
 data.make_one_shot_iterator = lambda dataset: dataset.make_one_shot_iterator()
 data.make_initializable_iterator = lambda dataset: dataset.make_initializable_iterator()
-data.__getattr__ = lambda name: getattr(_edugraph.data, name)
-data.__dir__ = lambda: sorted(set(vars(data)) | set(dir(_edugraph.data)))
 
 
 def __getattr__(name):
