@@ -29,13 +29,13 @@ class Print(Op):
     stateful = True             # never folded away or merged with another print
     side_effect = True          # a traced function runs it on every call
 
-    def __init__(self, parts, summarize, output_stream, sep, end):
-        self.parts, self.summarize, self.output_stream = parts, summarize, output_stream
-        self.sep, self.end = sep, end
+    def __init__(self, parts, summarize, write, sep, end):
+        self.parts, self.summarize, self.sep, self.end = parts, summarize, sep, end
+        self._write = write         # (``_writer``'s function for the output_stream)
 
     def forward(self, xp, *values):
         shown = [_filled(part, values, self.summarize) for part in self.parts]
-        _write(self.sep.join(shown) + self.end, self.output_stream)
+        self._write(self.sep.join(shown) + self.end)
         return xp.zeros((), dtype=bool)
 
     def static_shape(self, *inputs):
@@ -52,13 +52,13 @@ def print_(*inputs, output_stream=None, summarize=3, sep=" ", end="\n", name=Non
     ``repr``, as TF shows it). ``output_stream``: standard error unless given
     (``sys.stdout``, an open file, ``"file://path"``, or a function such as
     ``logging.info``)."""
-    _check_stream(output_stream)
+    write = _writer(output_stream)
     if not isinstance(summarize, int) or summarize < -1:
         raise ValueError(f"eg.print: summarize is how many entries to show at each end of a "
                          f"dimension (-1: all of them), got {summarize!r}.")
     tensors = []
     parts = [_template(x, tensors) for x in inputs]
-    op = Print(parts, summarize, output_stream, sep, end)
+    op = Print(parts, summarize, write, sep, end)
     if state.graph is None:
         op.forward(np, *(t.numpy() for t in tensors))
         return None
@@ -149,23 +149,21 @@ class _Shown:
         return self.text
 
 
-def _check_stream(stream):
-    if stream is None or hasattr(stream, "write") or callable(stream) or (
-            isinstance(stream, str) and stream.startswith("file://")):
-        return
+def _writer(stream):
+    """The function that writes a printed text to ``output_stream`` (an unsupported one is
+    refused here, when ``eg.print`` is called)."""
+    if stream is None:                      # standard error, the one in use when it prints
+        return lambda text: sys.stderr.write(text)          # (Jupyter replaces it)
+    if isinstance(stream, str) and stream.startswith("file://"):
+        def append(text):
+            with open(stream[len("file://"):], "a") as file:
+                file.write(text)
+        return append
+    if hasattr(stream, "write"):
+        return stream.write
+    if callable(stream):                    # a logging function: one message, no newline
+        return lambda text: stream(text.rstrip("\n"))
     raise ValueError(
         f"eg.print: unsupported output_stream {stream!r}. Give sys.stdout, sys.stderr (the "
         "default), an open file, a function such as logging.info, or 'file://<filepath>' "
         "(as TF's tf.print takes).")
-
-
-def _write(text, stream):
-    if stream is None:
-        stream = sys.stderr                 # (the one in use now: Jupyter replaces it)
-    if isinstance(stream, str):
-        with open(stream[len("file://"):], "a") as file:
-            file.write(text)
-    elif hasattr(stream, "write"):
-        stream.write(text)
-    else:
-        stream(text.rstrip("\n"))           # a logging function: one message, no newline
