@@ -19,6 +19,7 @@ import pytest
 import edugraph as eg
 from edugraph.errors import FailedPreconditionError
 from edugraph.graph.session import building_state_kept
+from tests.tf_frameworks import run_cell
 
 MIGRATION = "import edugraph.compat.v1 as tf\ntf.disable_v2_behavior()"
 
@@ -49,9 +50,8 @@ def run_tf1_eager(slide, **names):
 
 
 def run(code, names):
-    namespace = {"np": np, **names}
-    exec(compile(code, "<slide>", "exec"), namespace)       # noqa: S102  (our own text)
-    return namespace
+    """Run ``code`` as a notebook cell (numpy as ``np``, and ``names``); its names back."""
+    return run_cell(code, **{"np": np, **names})
 
 
 def digits_one_hot():
