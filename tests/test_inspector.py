@@ -11,6 +11,7 @@ from widgets.inspector.layout import crossings, layered_layout, spread
 from widgets.inspector.scene import MARKER, NOTE_PX, Scene
 from widgets.inspector.widget import MAX_BOXES
 from widgets.measure import text_width
+from tests.svg_picture import Drawn
 
 
 def f(x, w, b):
@@ -165,10 +166,13 @@ def test_the_picture_is_the_lectures_circuit():
     sizes = {px for trace in ("values", "grads") for *_, px in texts[trace]}
     others = {px for trace in ("names", "gates") for *_, px in texts[trace]}
     assert min(sizes) > max(others)                  # the largest words on a wire
-    drawn = scene.draw(frame, "light")
-    arrows = drawn["arrows"]
-    assert len(arrows["x"]) == len(frame.wires)      # one arrowhead per wire, pointing right
-    assert all(np.cos(np.radians(a)) > 0 for a in arrows["angle"])
+    drawn = Drawn(scene.svg(frame, "light"))
+    arrows = drawn.elements("polygon", "arrow")
+    assert len(arrows) == len(frame.wires)           # one arrowhead per wire, pointing right
+    for arrow in arrows:
+        (tip_x, _), *back = [map(float, p.split(",")) for p in arrow.get("points").split()]
+        assert all(tip_x > x for x, _ in back)
+    assert sorted(drawn.texts("values")) == sorted(t for *_, t, _ in texts["values"])
 
 
 def test_wires_and_nodes_are_coloured_on_a_stated_symmetric_scale():
@@ -177,11 +181,12 @@ def test_wires_and_nodes_are_coloured_on_a_stated_symmetric_scale():
     assert frame.scale.limit == 10 and frame.scale.boundaries()[0] == 0.001
     levels = {b.label: b.level for b in frame.boxes}
     assert levels["w"] == 4 and levels["x"] == -4        # ∇ 4 and ∇ -2: same size, signs
-    drawn = Scene(frame).draw(frame, "light")
-    node_colour = dict(zip(drawn["nodes"]["ids"], drawn["nodes"]["colour"]))
-    assert node_colour[view.node("w").id] == colours.SHADES[8]
-    assert node_colour[view.node("x").id] == colours.SHADES[0]
-    assert len(drawn["lines"][4]["x"]) > 0 and len(drawn["lines"][-4]["x"]) > 0
+    drawn = Drawn(Scene(frame).svg(frame, "light"))
+    nodes = drawn.nodes()
+    assert nodes[view.node("w").id][0].get("fill") == colours.SHADES[8]
+    assert nodes[view.node("x").id][0].get("fill") == colours.SHADES[0]
+    wire_colours = {stroke for d, stroke in drawn.paths("wires") if d}
+    assert {colours.SHADES[8], colours.SHADES[0]} <= wire_colours
     assert colours.ink_on(4) == "#ffffff" and colours.ink_on(0) == "#000000"
 
 
@@ -197,9 +202,9 @@ def test_step_frames_show_what_is_known_and_the_rule_on_the_active_wires():
     assert all(not w.grad for w in frame.wires)              # no gradient going forward
     square_in = next(w for w in frame.wires if w.target == view.output)
     assert square_in.value == ""                             # add not computed yet
-    drawn = scene.draw(frame, "light")
-    assert drawn["rings"]["colour"] == [colours.THEMES["light"]["active"]]
-    assert "rules" not in drawn["texts"]                    # no rule going forward
+    drawn = Drawn(scene.svg(frame, "light"))
+    assert [stroke for *_, stroke in drawn.rings()] == [colours.THEMES["light"]["active"]]
+    assert drawn.texts("rules") == []                       # no rule going forward
 
     first_back = view.frame(step=len(view.nodes))
     assert first_back.caption == "backward 1/6: start at square with gradient 1"
@@ -207,8 +212,9 @@ def test_step_frames_show_what_is_known_and_the_rule_on_the_active_wires():
     assert mul_back.caption.startswith("backward 4/6: mul (switches) sends ∇ 2")
     assert "each input receives the upstream gradient times the other input" in \
         mul_back.caption
-    written = scene.draw(mul_back, "light")["texts"]["rules"]["text"]
-    assert written == ["<b>2 × 2 = 4</b>", "<b>2 × -1 = -2</b>"]     # on the lit wires
+    rules = Drawn(scene.svg(mul_back, "light")).text_elements("rules")
+    assert [t.text for t in rules] == ["2 × 2 = 4", "2 × -1 = -2"]     # on the lit wires
+    assert all(t.get("font-weight") == "bold" for t in rules)
     assert overlaps(scene.label_boxes(mul_back)) == []
 
 
@@ -216,9 +222,10 @@ def test_selected_node_is_ringed():
     view = f_view()
     frame = view.frame()
     scene = Scene(frame)
-    drawn = scene.draw(frame, "dark", selected=view.node("b").id)
-    assert drawn["rings"]["colour"] == [colours.THEMES["dark"]["selected"]]
-    assert (drawn["rings"]["x"][0], drawn["rings"]["y"][0]) == scene.position[view.node("b").id]
+    drawn = Drawn(scene.svg(frame, "dark", selected=view.node("b").id))
+    (x, y, colour), = drawn.rings()
+    assert colour == colours.THEMES["dark"]["selected"]
+    assert (x, y) == pytest.approx(scene.position[view.node("b").id], abs=0.01)
 
 
 def test_fan_out_is_labelled_sums():
@@ -270,8 +277,9 @@ def test_collapsed_scope_stands_for_its_nodes():
     assert ("scope:layer1", view.output) in scene.links
     texts = [t for _, _, _, t, _ in scene.texts(frame)]
     assert "<b>layer1</b>" in texts and "▸ 2 nodes" in texts
-    drawn = scene.draw(frame, "light")
-    assert len(drawn["boxes_x"]) == 6                # one rectangle, outlined and filled
+    drawn = Drawn(scene.svg(frame, "light"))
+    box, tooltip = drawn.nodes()["scope:layer1"]     # one rectangle, which opens on a click
+    assert box.tag.endswith("rect") and "click to open" in tooltip
 
 
 def test_gradient_nodes_can_be_hidden():
@@ -285,11 +293,10 @@ def test_warnings_and_gradient_check_are_marked():
     x = eg.tensor([1.0, -2.0], requires_grad=True)
     view = graph_view(eg.relu(x - 5).sum(), names={"x": x})
     frame = view.frame(check={view.node("x").id: {"ok": False}})
-    drawn = Scene(frame).draw(frame, "light")
-    relu = drawn["nodes"]["ids"].index(view.node("relu").id)
-    assert drawn["nodes"]["line_width"][relu] == 4
-    assert drawn["nodes"]["line_colour"][relu] == colours.WARNING
-    assert "dead ReLU" in drawn["nodes"]["hover"][relu]
+    relu, tooltip = Drawn(Scene(frame).svg(frame, "light")).nodes()[view.node("relu").id]
+    assert relu.get("stroke-width") == "4"
+    assert relu.get("stroke") == colours.WARNING
+    assert "dead ReLU" in tooltip
     leaf = next(b for b in frame.boxes if b.label == "x")
     assert leaf.check == "✗ grad check"
 
@@ -345,18 +352,28 @@ def test_detail_heatmap_fits_the_panel_and_shows_every_column():
 
 
 # ----------------------------------------------------------------------------- the widget
-def test_widget_draws_one_figure_and_updates_it_in_place():
+def drawn(inspector):
+    """What the inspector's picture holds now: its synced state, which every view draws."""
+    return Drawn(inspector.picture.svg)
+
+
+def test_widget_state_is_its_picture_and_an_update_changes_it():
+    """Issue 41: a view made after the kernel's updates (a second display, a reload) drew
+    plotly's stale first state. The picture is the widget's synced state: an update is a new
+    state, the picture of the new frame."""
     inspector = GraphInspector(f, x=2.0, w=-1.0, b=3.0)
-    figure = inspector.figure
-    values = inspector.traces["values"]
-    assert len(inspector.nodes.x) == 6 and [s.description for s in inspector.sliders] == \
-        ["w", "x", "b"]
+    picture = inspector.picture
+    assert picture.trait_metadata("svg", "sync") and picture.keys.count("svg") == 1
+    assert len(drawn(inspector).nodes()) == 6 and [s.description for s in inspector.sliders] \
+        == ["w", "x", "b"]
     inspector.sliders[0].value = 0.5                 # w: s = 0.5·2 + 3 = 4, f = 16
-    assert inspector.figure is figure
-    assert "16" in values.text                       # the output's wire carries 16
+    assert inspector.picture is picture
+    assert "16" in drawn(inspector).texts("values")      # the output's wire carries 16
     assert inspector.view.node("w").grad == 2 * 4 * 2
-    assert figure.layout.width == inspector.scene.width      # 1 unit = 1 px
-    assert list(figure.layout.xaxis.range) == [0, inspector.scene.width]
+    assert (drawn(inspector).width, drawn(inspector).height) == \
+        (inspector.scene.width, inspector.scene.height)     # 1 unit = 1 px
+    inspector.view.update(x=1.0)                     # from code, as a later cell does
+    assert {"3.5", "12.25"} <= set(drawn(inspector).texts("values"))   # s = 0.5·1 + 3
 
 
 def test_sliders_follow_values_set_from_code_and_stop_on_round_numbers():
@@ -392,11 +409,8 @@ def test_colours_stay_put_while_a_slider_moves():
 
 def test_widget_click_selects_and_steps_move():
     inspector = GraphInspector(f, x=2.0, w=-1.0, b=3.0)
-    index = inspector.scene.ids.index(inspector.view.node("add").id)
-
-    class Points:
-        point_inds = [index]
-    inspector._on_click(inspector.nodes, Points(), None)
+    inspector.picture._on_message(inspector.picture, {"click": inspector.view.node("add").id},
+                                  [])                   # what the browser sends on a click
     assert "<h4" in inspector.detail.value and "add" in inspector.detail.value
     inspector.step.value = 0
     assert inspector.caption.value.startswith("<b>forward 1/6")
@@ -416,52 +430,40 @@ def test_widget_repr_is_the_text_table_and_bad_calls_explain():
 
 def test_widget_of_a_bigger_net_collapses_nothing_and_builds():
     inspector = GraphInspector(chain_graph(layers=4))
-    assert len(inspector.nodes.x) == len(inspector.view.nodes)
+    assert len(drawn(inspector).nodes()) == len(inspector.view.nodes)
     assert inspector.sliders == []
     assert inspector.summary_row.layout.display == "none"     # no summary: no note
     assert inspector.scope_row.layout.display == "none"       # no scopes: no list
 
 
-def test_the_picture_scrolls_and_the_detail_sits_beside_or_below():
-    """Issue 26: at 900 px the inspector was cut off and the side panels squeezed."""
+def test_a_wide_picture_asks_for_the_whole_row_and_the_detail_wraps_under_it():
+    """Issue 26: at 900 px the inspector was cut off and the side panels squeezed; issue 41:
+    lesson 3's graph opened scrolled to its loss. The picture asks for its whole width (the
+    browser shrinks it to fit the row, or shows it whole as an overview), never more, and
+    marks the node the detail describes."""
     inspector = GraphInspector(chain_graph(layers=4))
     assert inspector.scene.width > 900
-    assert inspector.picture.layout.overflow == "auto"
-    assert inspector.picture.children == (inspector.figure,)
+    assert inspector.picture.layout.flex == f"1 1 {inspector.scene.width + 2}px"
+    assert inspector.picture.layout.max_width == f"{inspector.scene.width + 2}px"
+    assert inspector.picture.min_scale == pytest.approx(10 / 14)     # numbers stay 10 px
     assert inspector.body.layout.flex_flow == "row wrap"        # the detail wraps below
     assert inspector.detail.layout.min_width == "300px"        # ... rather than shrink
-
-
-def test_a_picture_a_little_too_wide_for_the_notebook_shrinks_to_fit():
-    """Lesson 10's graph was 85 px wider than the output area (its loss cut at the right
-    edge): a wide, short picture shrinks to the width the browser reports, down to
-    MIN_SCALE, words and markers with it; a much wider one keeps its size and scrolls."""
-    inspector = GraphInspector(lambda x, w, b: eg.tanh(eg.sigmoid(w * x + b) * 2.0) ** 2,
-                               x=2.0, w=-1.0, b=3.0)
-    width, height = inspector.scene.width, inspector.scene.height
-    layout, traces = inspector.figure.layout, inspector.traces
-    assert (layout.width, traces["values"].textfont.size) == (width, 14)   # no browser yet
-    inspector.theme.width = round(0.9 * width) + 4              # (4: the box's border)
-    assert layout.width == round(0.9 * width) and layout.height == round(0.9 * height)
-    assert traces["values"].textfont.size == pytest.approx(0.9 * 14, abs=0.02)
-    assert max(traces["nodes"].marker.size) == pytest.approx(0.9 * MARKER["op"], abs=0.1)
-    assert inspector.picture.layout.max_width == f"{round(0.9 * width) + 2}px"
-    inspector.theme.width = width // 2                  # too narrow: full size, scrolls
-    assert layout.width == width and traces["values"].textfont.size == 14
-    inspector.theme.width = 3 * width
-    assert layout.width == width
+    output = inspector.view.output
+    assert inspector.picture.focus == pytest.approx(inspector.scene.position[output])
+    inspector.select(inspector.view.nodes[0].id)
+    assert inspector.picture.focus == pytest.approx(
+        inspector.scene.position[inspector.view.nodes[0].id])
 
 
 def test_figures_follow_the_notebook_theme():
     inspector = GraphInspector(f, x=2.0, w=-1.0, b=3.0)
-    layout = inspector.figure.layout
-    assert layout.paper_bgcolor == "rgba(0,0,0,0)"      # the notebook's own background
-    light_text = inspector.traces["names"].textfont.color
-    inspector.theme.dark = True                     # what the probe reports in a dark theme
-    assert layout.paper_bgcolor == "rgba(0,0,0,0)" and layout.font.color == "#e8e8e8"
-    assert layout.hoverlabel.bgcolor == colours.THEMES["dark"]["box"]
-    assert inspector.traces["names"].textfont.color != light_text
-    assert inspector.traces["values"].textfont.color == colours.THEMES["dark"]["value"]
+    light = drawn(inspector)
+    assert light.text_elements("names")[0].get("fill") == colours.THEMES["light"]["text"]
+    inspector.picture.dark = True                   # what the browser reports in a dark theme
+    dark = drawn(inspector)
+    assert dark.text_elements("names")[0].get("fill") == colours.THEMES["dark"]["text"]
+    assert dark.text_elements("values")[0].get("fill") == colours.THEMES["dark"]["value"]
+    assert dark.root.get("style") is None           # no background: the notebook's own
 
 
 def test_a_big_graph_is_summarised_and_opens_part_by_part():
@@ -495,13 +497,14 @@ def test_static_inspector_hides_gradient_nodes_of_a_big_graph_and_collapses_scop
     inspector = static_inspector()
     view = inspector.view
     assert len(view.nodes) > 40 and not inspector.show_gradients.value
-    assert len(inspector.nodes.x) == len(view.nodes) - sum(n.gradient_node for n in view.nodes)
+    assert len(drawn(inspector).nodes()) == \
+        len(view.nodes) - sum(n.gradient_node for n in view.nodes)
     assert "layer1" in inspector.collapse.options
     inspector.collapse.value = ("GradientDescent", "layer1")
     assert view.collapsed == {"GradientDescent", "layer1"}
-    assert "scope:layer1" in inspector.scene.ids and len(inspector.nodes.x) == 11
-    assert "<b>layer1</b>" in inspector.traces["titles"].text
-    assert "▸ 5 nodes" in inspector.traces["names"].text
+    assert "scope:layer1" in inspector.scene.ids and len(drawn(inspector).nodes()) == 11
+    assert "layer1" in drawn(inspector).texts("titles")
+    assert "▸ 5 nodes" in drawn(inspector).texts("names")
     assert ("scope:layer1", view.node("layer2/MatMul").id) in inspector.scene.links
     inspector.select("scope:layer1")                 # a click on the box opens it again
     assert view.collapsed == {"GradientDescent"} and inspector.collapse.value == (
@@ -509,7 +512,7 @@ def test_static_inspector_hides_gradient_nodes_of_a_big_graph_and_collapses_scop
     inspector.expand_all.click()
     assert view.collapsed == set() and inspector.collapse.value == ()
     inspector.show_gradients.value = True
-    assert len(inspector.nodes.x) == len(view.nodes)
+    assert len(drawn(inspector).nodes()) == len(view.nodes)
 
 
 def test_view_choices_made_in_code_reach_the_widget():
@@ -525,7 +528,8 @@ def test_static_layout_is_deterministic_and_control_edges_are_drawn():
     first, second = static_inspector(gradient_nodes=True), static_inspector(gradient_nodes=True)
     assert first.scene.position == second.scene.position
     assert first.scene.control_links                    # update runs after the assigns
-    assert len(first.traces["control edges"].x) == 3 * len(first.scene.control_links)
+    (control, _), = drawn(first).paths("control")
+    assert control.count("M") == len(first.scene.control_links)     # a dotted line each
     update = first.view.node("GradientDescent/update").id
     before = [s for s, t in first.scene.control_links if t == update]
     assert len(before) == 4 and all(first.scene.position[update][0] >
@@ -535,10 +539,7 @@ def test_static_layout_is_deterministic_and_control_edges_are_drawn():
 def test_static_detail_and_click_and_not_run_nodes():
     inspector = static_inspector()
     relu = inspector.view.node("layer1/Relu")
-
-    class Points:
-        point_inds = [inspector.scene.ids.index(relu.id)]
-    inspector._on_click(inspector.nodes, Points(), None)
+    inspector.picture._on_message(inspector.picture, {"click": relu.id}, [])
     assert "Relu" in inspector.detail.value and "graph name layer1/Relu" in inspector.detail.value
     assert "relu routes" in inspector.detail.value
     assert "1[Add &gt; 0]" in inspector.detail.value      # relu's local gradient, in symbols
@@ -560,7 +561,7 @@ def test_static_slider_recomputes_through_the_session():
     inspector.sliders[1].value = 0.5                 # w: s = 0.5·2 + 3 = 4, f = 16
     assert inspector.view.node(inspector.view.output).value == 16
     assert inspector.view.node("w").grad == 2 * 4 * 2
-    assert "16" in inspector.traces["values"].text
+    assert "16" in drawn(inspector).texts("values")
     assert repr(inspector) == inspector.view.to_text()
 
 
@@ -571,8 +572,8 @@ def test_traced_function_inspector_before_and_after():
     args = (np.float32(2.0), np.float32(-1.0), np.float32(3.0))
     before = GraphInspector(f, args=args)
     after = GraphInspector(f.get_concrete_function(*args), args=args, optimized=True)
-    assert len(before.nodes.x) == 6 and len(after.nodes.x) == 4
-    assert "fused Mul·Add·Square" in after.traces["notes"].text
+    assert len(drawn(before).nodes()) == 6 and len(drawn(after).nodes()) == 4
+    assert "fused Mul·Add·Square" in drawn(after).texts("notes")
     after.sliders[1].value = 0.5
     assert after.view.node(after.view.output).value == 16
 

@@ -1,16 +1,16 @@
 """What the inspector draws for a frame: the size of every box and label, their places, and
-the arrays plotly draws, in screen pixels (1 unit = 1 px, y growing downwards).
+its SVG picture, in screen pixels (1 unit = 1 px, y growing downwards).
 
 A ``Scene`` is made for one set of boxes and wires (``view.shown()``): it measures their
 texts, reserves room for numbers that change while a slider moves, and asks the layout where
-everything goes. ``Scene.draw(frame, theme)`` then turns any frame of the walk into plotly
-arrays, and ``Scene.label_boxes(frame)`` lists the rectangle of every text it writes (tests
+everything goes. ``Scene.svg(frame, theme)`` then draws any frame of the walk, and ``Scene.label_boxes(frame)`` lists the rectangle of every text it writes (tests
 check that no two overlap). Nothing here touches a widget.
 """
 import math
 import re
 
-from ..measure import text_width
+from .. import svg
+from ..measure import FONT, text_width
 from . import colours
 from .layout import layered_layout
 
@@ -50,10 +50,9 @@ def _symbol_px(box):
 
 
 def _plain(text):
-    """A label without plotly's HTML tags."""
-    for tag in ("<b>", "</b>", "<i>", "</i>"):
-        text = text.replace(tag, "")
-    return text
+    """A label without its tags (``<b>`` bold, ``<i>`` italic; ``<br>`` a new line)."""
+    text = re.sub(r"<br\s*/?>", "\n", text)
+    return re.sub(r"</?[a-z]+>", "", text)
 
 
 class Scene:
@@ -168,98 +167,102 @@ class Scene:
             boxes.append((plain, (x - half_w, y - half_h, x + half_w, y + half_h)))
         return boxes
 
-    # ------------------------------------------------------------------ plotly arrays
-    def draw(self, frame, theme, selected=None):
-        """The arrays of every trace for ``frame`` in ``theme`` ("light" or "dark")."""
+    # ------------------------------------------------------------------ the picture
+    def svg(self, frame, theme, selected=None):
+        """The picture of ``frame`` in ``theme`` ("light" or "dark"), as SVG: boxes, wires
+        (by the gradient they carry), arrowheads, rings, nodes (each a group with its
+        ``data-id`` and a tooltip) and every text, each of a class named for what it is
+        ("values", "grads", "names", ...: what tests read back)."""
         ink = colours.THEMES[theme]
-        out = {"boxes_x": [], "boxes_y": []}
-        nodes = {"x": [], "y": [], "symbol": [], "size": [], "colour": [], "line_colour": [],
-                 "line_width": [], "hover": [], "ids": [], "text": [], "opacity": []}
-        symbol_ink = {}
-        for b in frame.boxes:
-            x, y = self.position[b.id]
-            nodes["x"].append(x)
-            nodes["y"].append(y)
-            nodes["ids"].append(b.id)
-            nodes["text"].append(b.label)
-            nodes["hover"].append(b.hover)
-            warned = bool(b.flags)
-            if b.kind in ("scope", "part"):
-                w, h = self.sizes[b.id]
-                out["boxes_x"] += [x - w / 2, x + w / 2, x + w / 2, x - w / 2, x - w / 2, None]
-                out["boxes_y"] += [y - h / 2, y - h / 2, y + h / 2, y + h / 2, y - h / 2, None]
-                nodes["symbol"].append("square")
-                nodes["size"].append(h - 4)
-                nodes["colour"].append(ink["box"])
-                nodes["opacity"].append(0.0)           # the box is drawn; this takes clicks
-                nodes["line_colour"].append(ink["box_line"])
-                nodes["line_width"].append(0)
-                continue
-            fill = colours.device_colour(b.device) if frame.colour_by == "device" else \
-                colours.shade(b.level, theme)
-            nodes["symbol"].append(SHAPE[b.kind])
-            nodes["size"].append(MARKER[b.kind])
-            nodes["colour"].append(fill)
-            nodes["opacity"].append(1.0)
-            nodes["line_colour"].append(colours.WARNING if warned else
-                                        colours.device_colour(b.device))
-            nodes["line_width"].append(4 if warned else 1.5)
-            symbol_ink[b.id] = "#ffffff" if frame.colour_by == "device" else \
-                colours.ink_on(b.level)
-        out["nodes"] = nodes
-        texts = {}
-        for trace, x, y, text, px in self.texts(frame):
-            texts.setdefault(trace, {"x": [], "y": [], "text": [], "size": []})
-            texts[trace]["x"].append(x)
-            texts[trace]["y"].append(y)
-            texts[trace]["text"].append(text)
-            texts[trace]["size"].append(px)
-        texts.setdefault("symbols", {"x": [], "y": [], "text": [], "size": []})
-        texts["symbols"]["colour"] = [symbol_ink[b.id] for b in frame.boxes if b.symbol]
-        out["texts"] = texts
-        out.update(self._wires(frame, ink))
+        body = [self._boxes(frame, ink)]
+        body += self._wires(frame, ink)
         rings = [(selected, ink["selected"])] if selected in self.position else []
         if frame.active in self.position:
             rings.append((frame.active, ink["active"]))
-        out["rings"] = {"x": [self.position[r][0] for r, _ in rings],
-                        "y": [self.position[r][1] for r, _ in rings],
-                        "colour": [c for _, c in rings],
-                        "size": [self._ring(r) for r, _ in rings]}
-        return out
+        body += [svg.marker("circle", *self.position[box], self._ring(box), fill="none",
+                            stroke=colour, stroke_width=4, class_="ring")
+                 for box, colour in rings]
+        body += [self._node(b, frame, theme) for b in frame.boxes]
+        words = {"symbols": None, "names": ink["text"], "gates": ink["gate"],
+                 "notes": ink["muted"], "titles": ink["text"], "values": ink["value"],
+                 "grads": ink["grad"], "rules": ink["rule"]}
+        symbol_ink = iter(self._symbol_ink(b, frame) for b in frame.boxes if b.symbol)
+        for kind, x, y, text, px in self.texts(frame):
+            colour = next(symbol_ink) if kind == "symbols" else words[kind]
+            body.append(svg.text(x, y, _plain(text), px, bold="<b>" in text,
+                                 italic="<i>" in text, fill=colour, class_=kind))
+        return svg.document(self.width, self.height, body, font=FONT,
+                            label=frame.title or "computational graph")
+
+    def _boxes(self, frame, ink):
+        """The collapsed scopes and parts, each a box that opens on a click."""
+        drawn = []
+        for b in frame.boxes:
+            if b.kind in ("scope", "part"):
+                (x, y), (w, h) = self.position[b.id], self.sizes[b.id]
+                rect = svg.rect(x - w / 2, y - h / 2, w, h, fill=ink["box"],
+                                stroke=ink["box_line"], stroke_width=1.5)
+                drawn.append(svg.group([rect], title=_plain(b.hover), class_="box",
+                                       data_id=b.id))
+        return "".join(drawn)
+
+    def _node(self, b, frame, theme):
+        if b.kind in ("scope", "part"):
+            return ""
+        x, y = self.position[b.id]
+        warned = bool(b.flags)
+        fill = colours.device_colour(b.device) if frame.colour_by == "device" else \
+            colours.shade(b.level, theme)
+        shape = svg.marker(SHAPE[b.kind], x, y, MARKER[b.kind], fill=fill,
+                           stroke=colours.WARNING if warned else colours.device_colour(b.device),
+                           stroke_width=4 if warned else 1.5)
+        return svg.group([shape], title=_plain(b.hover), class_="node", data_id=b.id)
+
+    @staticmethod
+    def _symbol_ink(b, frame):
+        return "#ffffff" if frame.colour_by == "device" else colours.ink_on(b.level)
 
     def _ring(self, box):
         kind = self.kinds[box]
         return BOX_HEIGHT + 8 if kind in ("scope", "part") else MARKER[kind] + 8
 
     def _wires(self, frame, ink):
-        """Polylines grouped by colour: one trace per shade (with a grey casing under the
-        coloured ones), the wires without a gradient yet, the active wires, the bundles to
-        and from collapsed boxes and the control links; an arrowhead per wire."""
-        lines = {"casing": _polyline(), "active": _polyline(), "group": _polyline(),
-                 "control": _polyline(), "none": _polyline()}
-        lines.update({level: _polyline() for level in range(-4, 5)})
-        arrows = {"x": [], "y": [], "angle": [], "colour": []}
+        """The wires, a path per colour: one per shade of gradient (over a grey casing, so
+        that light shades stay visible), the wires without a gradient yet, the bundles to and
+        from collapsed boxes, the control links (dotted) and the wires of this step (wide,
+        under a veil); an arrowhead on each wire."""
+        lines = {key: [] for key in ["casing", *range(-4, 5), "none", "group", "active"]}
+        arrows = []
         drawn = [w for w in frame.wires if w.kind != "control"]
         for w, route in zip(drawn, self.routes):
             points = self._clipped(route.points, w)
             kind = "group" if w.kind == "group" else "none" if w.level is None else w.level
-            _extend(lines[kind], points)
-            if w.level is not None:             # a grey rim: light shades stay visible
-                _extend(lines["casing"], points)
+            lines[kind].append(points)
+            if w.level is not None:
+                lines["casing"].append(points)
             if w.active:
-                _extend(lines["active"], points)
+                lines["active"].append(points)
             (x0, y0), (x1, y1) = points[-2], points[-1]
-            arrows["x"].append(x1)
-            arrows["y"].append(y1)
-            arrows["angle"].append(math.degrees(math.atan2(y1 - y0, x1 - x0)))
-            arrows["colour"].append(ink["active"] if w.active else
-                                    ink["wire"] if kind in ("group", "none") else
-                                    colours.SHADES[kind + 4])
-        for w in frame.wires:
-            if w.kind == "control":
-                (x0, y0), (x1, y1) = self.position[w.source], self.position[w.target]
-                _extend(lines["control"], [(x0, y0), (x1, y1)])
-        return {"lines": lines, "arrows": arrows}
+            angle = math.degrees(math.atan2(y1 - y0, x1 - x0))
+            colour = ink["active"] if w.active else ink["wire"] if kind in ("group", "none") \
+                else colours.SHADES[kind + 4]
+            tip = (x1 + 5 * math.cos(math.radians(angle)),
+                   y1 + 5 * math.sin(math.radians(angle)))
+            arrows.append(svg.arrowhead(*tip, angle, 10, fill=colour, class_="arrow"))
+        control = [[self.position[w.source], self.position[w.target]]
+                   for w in frame.wires if w.kind == "control"]
+        style = {"casing": (ink["casing"], 6), "none": (ink["wire"], 1.8),
+                 "group": (ink["wire"], 1.5)}
+        style.update({level: (colours.SHADES[level + 4], 3) for level in range(-4, 5)})
+        out = [svg.polylines(lines[key], stroke=colour, stroke_width=width,
+                             stroke_linecap="round", stroke_linejoin="round", class_="wires")
+               for key, (colour, width) in style.items()]
+        out.append(svg.polylines(control, stroke=ink["wire"], stroke_width=1.2,
+                                 stroke_dasharray="2 3", class_="control"))
+        out.append(svg.polylines(lines["active"], stroke=ink["active"], stroke_width=9,
+                                 stroke_opacity=0.55, stroke_linecap="round",
+                                 class_="active"))
+        return out + arrows
 
     def _clipped(self, points, wire):
         """The route, starting at the edge of its source's marker and ending at the edge of
@@ -275,15 +278,6 @@ class Scene:
         if kind in ("scope", "part"):
             return self.sizes[box][0] / 2
         return MARKER[kind] / 2
-
-
-def _polyline():
-    return {"x": [], "y": []}
-
-
-def _extend(line, points):
-    line["x"] += [x for x, _ in points] + [None]
-    line["y"] += [y for _, y in points] + [None]
 
 
 def _towards(point, other, distance):
