@@ -39,3 +39,13 @@ class Drawn:
     def paths(self, cls):
         """The `d` of every path of class ``cls``, and its stroke colour."""
         return [(e.get("d"), e.get("stroke")) for e in self.elements("path", cls)]
+
+    def series(self, name):
+        """The tooltips of the points of the chart series ``name`` (``widgets/chart.py``), and
+        whether its line is dashed; None if the chart has no such series."""
+        for g in self.elements("g", "series"):
+            if g.get("data-series") == name:
+                tips = [t.text for t in g.iter(NS + "title")]
+                line = g.find(NS + "path")
+                return tips, line is not None and line.get("stroke-dasharray") is not None
+        return None

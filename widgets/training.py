@@ -13,10 +13,9 @@ Each epoch is drawn as it ends, under a line "epoch k / N" (N: ``fit``'s epochs,
 than ``REDRAW_S`` seconds after the last redraw waits for the next epoch's, which draws both;
 the first and the last epoch and the end of ``fit`` are drawn at once. (On a busy 2-core
 machine a redraw per epoch made lesson 6's 49-epoch ``fit`` up to four times slower: the
-browser's redraws took the kernel's CPU.) The figure
-is on the page from the start of ``fit``: the browser loads plotly while the first epoch runs,
-and a short ``fit`` is not over before the picture appears. The picture is one plotly
-FigureWidget updated in place, and follows the notebook's light or dark theme.
+browser's redraws took the kernel's CPU.) The picture is a ``Picture`` whose synced state is
+the SVG of the curves so far (``widgets/chart.py``): every view draws the latest one, a view
+opened after ``fit`` too, and it follows the notebook's light or dark theme.
 
 A saved notebook keeps text: when ``fit`` ends, the final summary (epochs, last and best
 values) is written as an output of its own below the plot. (Updating the plot's own output
@@ -26,33 +25,16 @@ import math
 import time
 
 import ipywidgets as w
-import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from edugraph.models.callbacks import Callback, in_notebook
 
-from .notebook import FIGURE, ThemeProbe
+from .chart import Panel, Series, chart, log_ticks  # noqa: F401  (log_ticks: part of the API)
+from .picture import Picture
 
 TRAIN, VALIDATION = "#1f77b4", "#ff7f0e"
 WIDTH = 440               # px
 REDRAW_S = 0.3            # s: the least time between two redraws while fit runs
 LIVE = "TrainingPlot: the curves are drawn live; the summary follows when fit ends"
-
-
-def log_ticks(values):
-    """Tick values for a logarithmic axis over ``values``: 1, 2 and 5 times the powers of
-    ten, labelled in full. (plotly's own minor labels on a log axis are single digits, so a
-    "5" sits below the "1" and a student reads 5 for 0.5.) Only the powers of ten where the
-    values span many decades."""
-    positive = [v for v in values if v > 0 and math.isfinite(v)]
-    if not positive:
-        return []
-    low, high = min(positive), max(positive)
-    decades = range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1)
-    steps = (1, 2, 5) if len(decades) <= 4 else (1,)
-    ticks = [m * 10.0 ** k for k in decades for m in steps]
-    inside = [t for t in ticks if low / 2.5 <= t <= high * 2.5]
-    return [float(f"{t:.12g}") for t in inside]
 
 
 class TrainingPlot(Callback):
@@ -73,15 +55,13 @@ class TrainingPlot(Callback):
         self.epochs = epochs
         self.params = {}
         self.history = {}
-        self.figure = go.FigureWidget()
-        self._themed = None               # the theme the figure was last styled for
+        self.picture = Picture(min_scale=0.0)       # (a chart shrinks to any width)
         self._summary_below = False       # fit's summary is an output of its own
         self._drawn_at = -math.inf        # when the last redraw started (time.monotonic)
         self.progress = w.HTML()
         self.summary = w.HTML()
-        self.theme = ThemeProbe()
-        self.theme.observe(lambda change: self._draw(), "dark")
-        self.widget = w.VBox([self.progress, self.figure, self.summary, self.theme])
+        self.picture.observe(lambda change: self._draw(), "dark")
+        self.widget = w.VBox([self.progress, self.picture, self.summary])
 
     def set_params(self, params):
         """Keras's hook: ``fit`` tells its callbacks ``{"epochs": ..., "steps": ...}``."""
@@ -154,63 +134,31 @@ class TrainingPlot(Callback):
     def _draw(self):
         self._drawn_at = time.monotonic()
         names = self.panels()
-        if not names:
-            self.progress.value = f"<b>{self._epoch_line()}</b>"
-            return
-        with self.figure.batch_update():
-            if len(self.figure.data) != 3 * len(names) or \
-                    [t.name for t in self.figure.data[::3]] != names:
-                self._build(names)
-            if self._themed != self.theme.name:      # (a template is slow to set)
-                self._themed = self.theme.name
-                self.figure.update_layout(FIGURE[self._themed])
-            for i, name in enumerate(names):
-                train, val, best = self.figure.data[3 * i: 3 * i + 3]
-                for trace, key in ((train, name), (val, "val_" + name)):
-                    values = self.history.get(key, [])
-                    trace.x, trace.y = list(range(1, len(values) + 1)), values
-                marked = self.best_epoch(name) if "val_" + name in self.history else None
-                best.x, best.y = ([marked[0]], [marked[1]]) if marked else ([], [])
-                if self._is_log(name):
-                    ticks = log_ticks(self.history.get(name, []) +
-                                      self.history.get("val_" + name, []))
-                    self.figure.layout[_axis("yaxis", i)].update(
-                        tickmode="array", tickvals=ticks, ticktext=[f"{t:g}" for t in ticks])
+        if names:
+            self.picture.svg = chart([self._panel(name) for name in names], width=WIDTH,
+                                     panel_height=self.height_per_panel,
+                                     theme=self.picture.theme, title=self.title or "",
+                                     x_label="epoch", x_max=self.planned_epochs())
         self.progress.value = f"<b>{self._epoch_line()}</b>"     # (after the curves)
         self.summary.value = "" if self._summary_below else \
             "<pre style='margin:0;color:var(--jp-ui-font-color1)'>" + self.text() + "</pre>"
 
-    def _build(self, names):
-        """Panels for ``names`` in this plot's one figure (it is on the page already)."""
-        rows = len(names)
-        grid = make_subplots(rows=rows, cols=1, shared_xaxes=True,
-                             vertical_spacing=0.12 / rows, subplot_titles=names)
-        self.figure.data = ()
-        self.figure.layout = grid.layout
-        self._themed = None
-        traces = []
-        for row, name in enumerate(names):
-            axes = dict(xaxis=_axis("x", row), yaxis=_axis("y", row))
-            for key, colour, dash in ((name, TRAIN, "solid"), ("val_" + name, VALIDATION, "dash")):
-                traces.append(go.Scatter(name=key, mode="lines+markers", **axes,
-                                         line=dict(color=colour, dash=dash),
-                                         marker=dict(size=4)))
-            traces.append(go.Scatter(name=f"best {name}", mode="markers", **axes,
-                                     marker=dict(symbol="star", size=13, color=VALIDATION),
-                                     hovertemplate="best epoch %{x}: %{y:.4g}<extra></extra>",
-                                     showlegend=False))
-            self.figure.layout[_axis("yaxis", row)].type = \
-                "log" if self._is_log(name) else "linear"
-        # (all at once: each add_trace is a message of its own, and a redraw in the browser)
-        self.figure.add_traces(traces)
-        self.figure.layout[_axis("xaxis", rows - 1)].title.text = "epoch"
-        # The legend in one row under the panels rather than beside them: the figure then
-        # fits a notebook in a 900 px window, where the output area is about 450 px wide.
-        self.figure.update_layout(height=self.height_per_panel * rows + 95, width=WIDTH,
-                                  margin=dict(l=50, r=20, t=50, b=75), title=self.title,
-                                  hovermode="x unified", legend=dict(
-                                      orientation="h", yref="container", y=0,
-                                      yanchor="bottom", x=0, xanchor="left"))
+    def _panel(self, name):
+        """The panel of ``name``: training solid, validation dashed, the best epoch starred."""
+        series = []
+        for key, colour, dash in ((name, TRAIN, False), ("val_" + name, VALIDATION, True)):
+            values = self.history.get(key)
+            if values:
+                epochs = list(range(1, len(values) + 1))
+                series.append(Series(key, epochs, values, colour, dash=dash, marker_px=4,
+                                     tips=[f"epoch {e}: {key} {v:.4g}"
+                                           for e, v in zip(epochs, values)]))
+        if "val_" + name in self.history:
+            epoch, value = self.best_epoch(name)
+            series.append(Series(f"best val_{name}", [epoch], [value], VALIDATION,
+                                 marker="star", marker_px=14, line=False,
+                                 tips=[f"best epoch {epoch}: {value:.4g}"]))
+        return Panel(name, series, log_y=self._is_log(name))
 
     def _is_log(self, name):
         return name in self.log_y if self.log_y is not None else "loss" in name
@@ -244,8 +192,3 @@ class TrainingPlot(Callback):
         bundle = self.widget._repr_mimebundle_(**kwargs)
         bundle["text/plain"] = LIVE if self.display and not self.epochs_done() else repr(self)
         return bundle
-
-
-def _axis(kind, row):
-    """The name of row ``row``'s axis (from 0): "x", "x2"... or "xaxis", "xaxis2"..."""
-    return f"{kind}{row + 1 if row else ''}"
