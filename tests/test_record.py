@@ -29,6 +29,9 @@ CELLS = [
     "fig.update_layout(template='none', width=320, height=200)\n"
     "fig.show(renderer='plotly_mimetype')",
     "import ipywidgets\nipywidgets.IntSlider(description='n')",
+    "from widgets import TrainingPlot\n"
+    "plot = TrainingPlot.from_history({'loss': [1.0, 0.5]})\nplot",
+    "plot.on_epoch_end(2, {'loss': 0.25})\nplot.on_train_end()",
 ]
 
 
@@ -65,7 +68,7 @@ def outputs(path):
 
 
 def test_the_lesson_runs_with_the_lessons_blas_settings(recorded):
-    printed, threads, _, _ = outputs(recorded)
+    printed, threads, *_ = outputs(recorded)
     assert [o["output_type"] for o in printed] == ["stream"], \
         "the printed pieces are one output"
     assert "".join(printed[0]["text"]) == "0 1 2 "
@@ -87,6 +90,40 @@ def test_no_widget_state(recorded):
     assert "application/vnd.jupyter.widget-view+json" in outputs(recorded)[3][0]["data"]
 
 
+def test_a_widget_with_pictures_keeps_a_png_of_its_final_pictures(recorded):
+    """Issue 41: a saved lesson opened without its kernel showed "Error displaying widget:
+    model not found" where the inspector or a plot was; it shows their picture now."""
+    data = outputs(recorded)[4][0]["data"]
+    assert record.WIDGET_VIEW not in data
+    assert "".join(data["text/plain"]).startswith("TrainingPlot: 2 epochs")   # (as shown)
+    png = base64.b64decode(data["image/png"])
+    width, height = png_size(png)
+    assert width == 441 and height > 200        # the plot's picture, 440 px wide
+    from tests.browser.harness import mean_brightness
+    shot = recorded.parent / "plot.png"
+    shot.write_bytes(png)
+    assert 0.5 < mean_brightness(shot) < 0.99   # white, with curves and words on it
+
+
+def test_the_pictures_are_read_from_the_final_widget_state():
+    """The inspector's pictures inside its boxes, in the order shown; a widget without
+    pictures is left as it is."""
+    def model(state):
+        return {"model_name": "AnyModel", "state": state}
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(outputs=[nbformat.v4.new_output(
+        "display_data", data={record.WIDGET_VIEW: {"model_id": top}, "text/plain": "x"})])
+        for top in ("top", "slider")]
+    nb.metadata.widgets = {record.WIDGET_STATE: {"state": {
+        "top": model({"children": ["IPY_MODEL_box", "IPY_MODEL_second"]}),
+        "box": model({"children": ["IPY_MODEL_first"], "layout": "IPY_MODEL_layout"}),
+        "layout": model({"width": "100%"}),
+        "first": model({"_esm": "...", "svg": "<svg>1</svg>"}),
+        "second": model({"_esm": "...", "svg": "<svg>2</svg>"}),
+        "slider": model({"value": 3})}}}
+    assert record.widget_pictures(nb) == {0: ["<svg>1</svg>", "<svg>2</svg>"]}
+
+
 def test_the_student_version_is_written(recorded):
     student = recorded.parent / "student" / recorded.name
     assert student.exists()
@@ -98,7 +135,7 @@ def test_nbval_passes_on_the_recorded_lesson(recorded):
     result = run("-m", "pytest", "-p", "no:cacheprovider", "--nbval", "--nbval-current-env",
                  "--rootdir", str(recorded.parent), recorded.name, cwd=recorded.parent)
     assert result.returncode == 0, result.stdout[-3000:]
-    assert "4 passed" in result.stdout
+    assert "6 passed" in result.stdout
 
 
 def test_no_execute_keeps_the_outputs_and_adds_the_pngs(recorded, tmp_path):

@@ -107,6 +107,7 @@ CSS = """
 .eg-picture-box { overflow: auto; max-width: 100%; }
 .eg-picture-box svg { display: block; }
 .eg-picture-box [data-id] { cursor: pointer; }
+.eg-picture-box svg text { pointer-events: none; }   /* a click on a sign hits its node */
 .eg-picture-bar { margin: 0 0 4px 0; }
 .eg-picture-zoom { font: inherit; font-size: var(--jp-ui-font-size1, 13px);
   color: var(--jp-ui-font-color1, #1f1f1f); background: var(--jp-layout-color2, #eeeeee);

@@ -5,6 +5,10 @@ it with its outputs; then
 
 - joins the printed text that a busy machine splits into several outputs;
 - leaves out the widgets' state (a widget stores a text summary, which is what nbval compares);
+  a widget with pictures (``widgets/picture.py``: the inspector, ``TrainingPlot``...) stores a
+  PNG of its pictures as they were when the lesson ended instead of its view: a lesson opened
+  without a running kernel shows the picture, not "Error displaying widget: model not found",
+  and running the cell brings the live widget back;
 - stores a PNG of every plotly figure in the figure's own output, beside the plotly JSON:
   GitHub and nbviewer run no plotly.js and show the PNG, JupyterLab shows the interactive figure
   (its plotly renderer shows the PNG until the pointer enters, then draws the figure), and nbval
@@ -31,6 +35,8 @@ import nbformat
 from . import student_versions
 
 PLOTLY = "application/vnd.plotly.v1+json"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 CHROMIUM = "/usr/bin/chromium"
 
 
@@ -55,9 +61,75 @@ def execute(nb, folder):
     from nbclient import NotebookClient
     from nbconvert.preprocessors import CoalesceStreamsPreprocessor
     NotebookClient(nb, resources={"metadata": {"path": str(folder)}},
-                   store_widget_state=False).execute()
+                   store_widget_state=True).execute()
     CoalesceStreamsPreprocessor().preprocess(nb, {})
+
+
+def widget_pictures(nb):
+    """{output index: its pictures' SVGs, in the order they are shown} of every widget output
+    that holds ``Picture`` widgets, from the widget state the run stored (the final one)."""
+    models = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+
+    def pictures(model_id, seen):
+        if model_id in seen or model_id not in models:
+            return []
+        seen.add(model_id)
+        state = models[model_id].get("state", {})
+        if isinstance(state.get("svg"), str) and "_esm" in state:
+            return [state["svg"]] if state["svg"] else []
+        found = []
+        for value in state.values():
+            for item in value if isinstance(value, list) else [value]:
+                if isinstance(item, str) and item.startswith("IPY_MODEL_"):
+                    found += pictures(item[len("IPY_MODEL_"):], seen)
+        return found
+
+    found = {}
+    for at, output in enumerate(o for cell in nb.cells if cell.cell_type == "code"
+                                for o in cell.outputs):
+        view = output.get("data", {}).get(WIDGET_VIEW)
+        if view and pictures(view["model_id"], set()):
+            found[at] = pictures(view["model_id"], set())
+    return found
+
+
+def render_svg_pngs(pictures):
+    """A PNG of each list of SVGs, stacked one under another on white, each at its size:
+    drawn by Chromium, as the browser draws the widget."""
+    import re
+    import subprocess
+    import tempfile
+    pngs = []
+    with tempfile.TemporaryDirectory() as folder:
+        for k, svgs in enumerate(pictures):
+            sizes = [tuple(float(v) for v in re.search(r'width="([\d.]+)" height="([\d.]+)"',
+                                                         svg).groups()) for svg in svgs]
+            width = int(max(w for w, _ in sizes)) + 1
+            height = int(sum(h for _, h in sizes)) + 8 * (len(svgs) - 1) + 1
+            page = Path(folder) / f"{k}.html"
+            page.write_text("<!DOCTYPE html><html><body style='margin:0;background:#fff'>"
+                            + "".join(f"<div style='margin-bottom:8px'>{svg}</div>"
+                                      for svg in svgs) + "</body></html>", encoding="utf-8")
+            out = Path(folder) / f"{k}.png"
+            subprocess.run([browser(), "--headless", "--no-sandbox", "--disable-gpu",
+                            "--hide-scrollbars", "--force-device-scale-factor=1",
+                            f"--window-size={width},{height}", f"--screenshot={out}",
+                            page.as_uri()], check=True, capture_output=True, timeout=120)
+            pngs.append(small_png(out.read_bytes()))
+    return pngs
+
+
+def keep_pictures_not_widgets(nb):
+    """Give each widget output with pictures a PNG of them in place of its view, then leave
+    the widgets' state out (in place); how many outputs got one."""
+    found = widget_pictures(nb)
+    outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs]
+    for at, png in zip(found, render_svg_pngs(list(found.values()))):
+        data = outputs[at].data
+        del data[WIDGET_VIEW]
+        data["image/png"] = base64.b64encode(png).decode("ascii")
     nb.metadata.pop("widgets", None)
+    return len(found)
 
 
 def figure_outputs(nb):
@@ -120,14 +192,16 @@ def record(path, run=True):
                          "whose student version is written from it")
     before, start = path.stat().st_size, time.perf_counter()
     nb = nbformat.read(path, as_version=4)
-    if figure_outputs(nb):
+    if figure_outputs(nb) or WIDGET_VIEW in path.read_text(encoding="utf-8"):
         browser()       # (before the lesson runs for minutes, not after)
     if run:
         execute(nb, path.parent)
+    pictures = keep_pictures_not_widgets(nb)
     figures = add_pngs(nb)
     nbformat.write(nb, path)
     print(f"{path}: {'ran in ' if run else 'kept its outputs, '}"
-          f"{time.perf_counter() - start:.0f} s, {figures} figure(s) with a PNG, "
+          f"{time.perf_counter() - start:.0f} s, {figures} figure(s) and {pictures} "
+          "widget(s) with a PNG, "
           f"{before / 1024:.0f} KiB -> {path.stat().st_size / 1024:.0f} KiB")
     student_versions.main(["--lessons", str(path.parent), str(path)])
 

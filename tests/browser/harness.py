@@ -55,7 +55,80 @@ def lab_notebook(cells, *, timeout=180, viewport=(1400, 1000), theme="light", wa
             yield from _open_and_run(playwright, url, len(cells), timeout, viewport, wait)
 
 
-def _open_and_run(playwright, url, num_cells, timeout, viewport, wait):
+@contextlib.contextmanager
+def lab_lesson(path, *, timeout=600, viewport=(1400, 1000), theme="light"):
+    """Yield a playwright ``page`` showing the lesson at ``path`` (a copy, in a temporary
+    folder) after Run All, as a student runs it."""
+    from playwright.sync_api import sync_playwright
+    path = Path(path)
+    with tempfile.TemporaryDirectory(prefix="edugraph-lab-") as folder:
+        shutil.copy(path, Path(folder) / path.name)
+        cells = sum(c["cell_type"] == "code" for c in json.loads(path.read_text())["cells"])
+        with _jupyter_lab(Path(folder), theme) as url, sync_playwright() as playwright:
+            yield from _open_and_run(playwright, url, cells, timeout, viewport, True,
+                                     name=path.name)
+
+
+@contextlib.contextmanager
+def busy_cores(seconds, cores=2):
+    """Keep ``cores`` CPU cores busy (a loop in a process each) for at most ``seconds``: a
+    shared Binder or JupyterHub node, where the browser and the kernel wait their turn."""
+    loop = f"import time\nend = time.monotonic() + {seconds}\nwhile time.monotonic() < end: pass"
+    workers = [subprocess.Popen([sys.executable, "-c", loop]) for _ in range(cores)]
+    try:
+        yield
+    finally:
+        for worker in workers:
+            worker.kill()
+            worker.wait()
+
+
+def save_and_reload(page):
+    """Save the notebook, then reload the page while its kernel runs (a student who closes
+    and reopens the tab, or whose browser reconnects); wait until the widgets are back."""
+    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+    page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty")
+    page.reload()
+    page.wait_for_function("window.jupyterapp && document.querySelector("
+                           "'.jp-Notebook .jp-CodeCell')")
+    _wait_for_kernel(page)
+
+
+# The figures of the cell at ``index``, widget or static: each one's kind and how many marks it
+# draws (nodes, points, lines, heatmap cells). A bare figure — axes, no marks — counts 0.
+CELL_FIGURES = """(index) => {
+    const cell = document.querySelectorAll('.jp-Notebook .jp-Cell')[index];
+    return [
+    ...[...cell.querySelectorAll('.eg-picture')].map(p => ['picture',
+        p.querySelectorAll('svg [data-id], svg g.series [points], svg g.series circle, ' +
+                           'svg g.series path[d^="M"], svg text.values').length]),
+    ...[...cell.querySelectorAll('.js-plotly-plot')].map(p => ['plotly',
+        p.querySelectorAll('.scatterlayer .point, .scatterlayer .js-line, ' +
+                           '.heatmaplayer image, .barlayer .point, ' +
+                           '.scatterlayer .textpoint').length]),
+    ...[...cell.querySelectorAll('.jp-OutputArea-output')].filter(
+        o => /Error displaying widget|Loading widget/.test(o.textContent)).map(
+        o => ['missing widget', 0])];
+}"""
+
+
+def figure_marks(page):
+    """[(cell index, kind, marks)] of every figure in the notebook, each cell scrolled into
+    view first (JupyterLab draws only the cells in view, and plotly a figure once shown)."""
+    found = []
+    for index in range(page.evaluate(
+            "() => document.querySelectorAll('.jp-Notebook .jp-Cell').length")):
+        page.evaluate("(i) => document.querySelectorAll('.jp-Notebook .jp-Cell')[i]"
+                      ".scrollIntoView({block: 'start'})", index)
+        if page.evaluate("(i) => document.querySelectorAll('.jp-Notebook .jp-Cell')[i]"
+                         ".querySelector('.jp-OutputArea-output') !== null", index):
+            page.wait_for_timeout(400)
+            found += [(index, kind, marks) for kind, marks in
+                      page.evaluate(CELL_FIGURES, index)]
+    return found
+
+
+def _open_and_run(playwright, url, num_cells, timeout, viewport, wait, name="test.ipynb"):
     """Open the notebook in Chromium, run all cells, yield the page, close the browser."""
     # (scroll bars shown, as a student sees them: playwright hides them by default)
     browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS,
@@ -63,7 +136,7 @@ def _open_and_run(playwright, url, num_cells, timeout, viewport, wait):
     try:
         page = browser.new_page(viewport=dict(zip(("width", "height"), viewport)))
         page.set_default_timeout(timeout * 1000)
-        page.goto(url.format(path="lab/tree/test.ipynb"))
+        page.goto(url.format(path=f"lab/tree/{name}"))
         page.wait_for_function("window.jupyterapp && document.querySelector("
                                "'.jp-Notebook .jp-CodeCell')")
         _wait_for_kernel(page)
@@ -110,6 +183,57 @@ COVERED_TEXTS = """(selector) => {
                      overlap(t.getBoundingClientRect(), p.getBoundingClientRect()))
         .map(p => [t.textContent, p.closest('.trace').__data__[0].trace.name]));
 }"""
+
+
+# Every ``Picture`` on the page (widgets/picture.py), as the student sees it: how many
+# clickable nodes and texts it draws, its drawn width and its box's, whether its box scrolls
+# sideways, whether it is an overview, and the font size of its numbers on screen (CSS px;
+# those on the wires: Infinity where there are none).
+PICTURES = """() => [...document.querySelectorAll('.eg-picture')].map(p => {
+    const svg = p.querySelector('svg'), box = p.querySelector('.eg-picture-box');
+    if (!svg) return {nodes: 0, texts: 0, width: 0};
+    const scale = svg.getBoundingClientRect().width / Number(svg.getAttribute('width'));
+    const texts = [...svg.querySelectorAll('text')].filter(t => t.textContent.trim());
+    return {nodes: svg.querySelectorAll('[data-id]').length, texts: texts.length,
+            marks: svg.querySelectorAll('circle, rect, polygon, path').length,
+            width: svg.getBoundingClientRect().width, box: box.clientWidth,
+            scrolls: box.scrollWidth > box.clientWidth + 1,
+            overview: p.classList.contains('eg-overview'),
+            values: [...svg.querySelectorAll('text.values')].map(t => t.textContent),
+            numbers: Math.min(...[...svg.querySelectorAll('text.values, text.grads')]
+                .map(t => Number(t.getAttribute('font-size')) * scale)),
+            right: svg.getBoundingClientRect().right,
+            outputRight: p.closest('.jp-OutputArea-output').getBoundingClientRect().right};
+})"""
+
+# The rectangles (CSS px) of every text drawn in the pictures inside ``selector``.
+PICTURE_TEXT_BOXES = """(selector) => [...document.querySelectorAll(
+        selector + ' .eg-picture svg text')]
+    .filter(t => t.textContent.trim() && t.getBoundingClientRect().width > 0)
+    .map(t => { const r = t.getBoundingClientRect();
+                return {text: t.textContent, x0: r.left, y0: r.top, x1: r.right, y1: r.bottom}; })"""
+
+
+def click_picture_node(page, label, nth=0):
+    """Click the node named ``label`` (its tooltip's first words) in the nth picture, as a
+    student does: the mouse on the node's shape, scrolled into view first."""
+    found = page.evaluate("""([label, nth]) => {
+        const picture = document.querySelectorAll('.eg-picture')[nth];
+        const node = [...picture.querySelectorAll('svg g[data-id]')].find(g =>
+            g.querySelector('title').textContent.startsWith(label + ' ('));
+        if (!node) return false;
+        node.scrollIntoView({block: 'center', inline: 'center'});
+        return true;
+    }""", [label, nth])
+    assert found, f"no node {label!r} in picture {nth}"
+    box = page.evaluate("""([label, nth]) => {
+        const picture = document.querySelectorAll('.eg-picture')[nth];
+        const node = [...picture.querySelectorAll('svg g[data-id]')].find(g =>
+            g.querySelector('title').textContent.startsWith(label + ' ('));
+        const r = node.lastElementChild.getBoundingClientRect();
+        return {x: r.left + r.width / 2, y: r.top + r.height / 2};
+    }""", [label, nth])
+    page.mouse.click(box["x"], box["y"])
 
 
 def overlapping(boxes, tolerance=0.5):
