@@ -429,12 +429,20 @@ class Tensor:
                 "TensorFlow: it has no values yet, only a recipe. Make a new tensor instead, "
                 "e.g. eg.where(mask, value, x), or give a Variable new values with "
                 "v.assign(...).")
+        index = _ops.shape.device_index(index, self.device)
+        if _ops.shape.torch_steps(index) is not None:
+            raise IndexError(
+                f"{spelling}: this index has an int and an index array with a slice between "
+                "them, for which numpy and PyTorch place the picked part's dimensions "
+                "differently (edugraph reads x[...] as PyTorch does, but writes through "
+                "numpy), so the values' shape would be ambiguous. Write each int as a slice "
+                "of length one (x[1:2, :, idx] instead of x[1, :, idx]) and give the values "
+                "that dimension of size 1, or put the index array next to the int.")
         if self._change_is_recorded(value, spelling):
             self._record_change(lambda before: _ops.shape.index_put(before, index, value),
                                 spelling)
             return
         array = self._values_to_store(value, spelling)
-        index = _ops.shape.device_index(index, self.device)
         try:
             self._store(index, array)
         except (ValueError, IndexError, TypeError) as e:
@@ -672,16 +680,13 @@ class Tensor:
         return _ops.reduce.std(self, dim, unbiased, keepdim, correction=correction)
 
     def max(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
-        """PyTorch's ``x.max(dim)``: ``(values, indices)`` along ``dim``; numpy's
-        ``x.max(axis=...)``: the values."""
-        if axis is not None:
-            return _ops.reduce.reduce_max(self, axis, _pick(keepdim, keepdims))
-        return _ops.reduce.torch_max(self, dim, keepdim)
+        """PyTorch's ``x.max(dim)``: ``(values, indices)`` along ``dim``. ``axis=`` is
+        PyTorch's alias of ``dim`` (so the pair too, not numpy's values: ``x.amax(axis)``
+        gives those)."""
+        return _ops.reduce.torch_max(self, _pick(dim, axis), _pick(keepdim, keepdims))
 
     def min(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
-        if axis is not None:
-            return _ops.reduce.reduce_min(self, axis, _pick(keepdim, keepdims))
-        return _ops.reduce.torch_min(self, dim, keepdim)
+        return _ops.reduce.torch_min(self, _pick(dim, axis), _pick(keepdim, keepdims))
 
     def amax(self, dim=None, keepdim=False):
         return _ops.reduce.reduce_max(self, dim, keepdim)
@@ -711,7 +716,16 @@ class Tensor:
     def reshape(self, *shape):
         return _ops.shape.reshape(self, _sizes(shape))
 
-    view = reshape
+    def view(self, *shape):
+        """PyTorch's ``x.view(n, -1)``: a reshape. (``x.view(dtype)``, PyTorch's reading of
+        the same bytes as another dtype, is left out: its error says how to convert.)"""
+        if len(shape) == 1 and _is_dtype(shape[0]):
+            raise TypeError(
+                f"x.view(eg.{np.dtype(shape[0]).name}): in PyTorch that reads x's bytes as another dtype (a "
+                "reinterpretation of the bits, not a conversion); edugraph leaves it out. "
+                "To convert the values write x.to(dtype) (or x.int(), x.float()); for the "
+                "bits themselves, x.numpy().view(dtype).")
+        return _ops.shape.reshape(self, _sizes(shape))
 
     def view_as(self, other):
         return _ops.shape.reshape_like(self, other)
@@ -810,6 +824,12 @@ def device_or_dtype(target, where):
         raise TypeError(f"{where}({target!r}): that is neither a device ('/cpu:0', '/gpu:0', "
                         "'cuda', 'sim') nor a data type (eg.float32, 'float64', "
                         "eg.int64...).") from None
+
+
+def _is_dtype(value):
+    """A dtype (eg.int32) or a numpy scalar type (np.int32), not a size."""
+    return isinstance(value, np.dtype) or \
+        (isinstance(value, type) and issubclass(value, np.generic))
 
 
 def _sizes(args):

@@ -97,7 +97,7 @@ def test_method_spellings(device):
     np.testing.assert_allclose(t.mean(axis=(0, 2)).numpy(), x.mean((0, 2)))
     np.testing.assert_allclose(t.max(-1).values.numpy(), x.max(-1))     # PyTorch: a pair
     np.testing.assert_array_equal(t.max(-1).indices.numpy(), x.argmax(-1))
-    np.testing.assert_allclose(t.max(axis=-1).numpy(), x.max(-1))       # numpy: the values
+    np.testing.assert_allclose(t.max(axis=-1).values.numpy(), x.max(-1))  # (axis is dim)
     np.testing.assert_allclose(t.min().numpy(), x.min())
     np.testing.assert_allclose(eg.sum(t, 0).numpy(), x.sum(0))
     np.testing.assert_allclose(t.logsumexp(dim=1).numpy(),

@@ -254,13 +254,14 @@ def test_torch_max_and_min_return_what_pytorch_returns(device, which, dim, keepd
     np.testing.assert_array_equal(ours.grad.numpy(), theirs.grad.numpy())
 
 
-def test_max_elementwise_and_numpy_spellings(device):
+def test_max_elementwise_and_other_spellings(device):
     x = eg.tensor(DISTINCT, device=device)
     y = eg.tensor(A, device=device)
     np.testing.assert_array_equal(eg.max(x, y).numpy(), torch.max(torch.tensor(DISTINCT),
                                                                   torch.tensor(A)).numpy())
     np.testing.assert_array_equal(eg.min(x, y).numpy(), np.minimum(DISTINCT, A))
-    np.testing.assert_array_equal(x.max(axis=1).numpy(), DISTINCT.max(axis=1))   # numpy's
+    np.testing.assert_array_equal(x.max(axis=1).values.numpy(),     # axis= is PyTorch's
+                                  torch.tensor(DISTINCT).max(axis=1).values.numpy())  # dim=
     np.testing.assert_array_equal(x.amin(0).numpy(), DISTINCT.min(0))
     np.testing.assert_array_equal(eg.amax(x, 1, True).numpy(), DISTINCT.max(1, keepdims=True))
     _, predicted = eg.max(x, np.int64(1))

@@ -15,6 +15,8 @@ else is reshape and matmul, whose gradients exist already.
 """
 import math
 
+import numpy as np
+
 from .base import Op, ShapedLike, apply, apply_shaped_like, as_tensor, as_tensors, rank_known
 from .base import broadcast_array
 from .linalg import matmul
@@ -294,8 +296,17 @@ def conv2d(input, filters, strides=1, padding="valid", name=None):
 def max_pool2d(input, ksize=2, strides=None, padding="valid", name=None):
     """Largest value in each window (NHWC). Backward routes each window's gradient to its max."""
     strides = ksize if strides is None else strides
-    patches = _windows(input, ksize, strides, padding, -math.inf, "max_pool2d")
+    input = as_tensor(input)
+    patches = _windows(input, ksize, strides, padding, _lowest(input.dtype), "max_pool2d")
     return apply(MaxPool(), patches, name=name)
+
+
+def _lowest(dtype):
+    """The padding no value loses a max to: -inf, or the smallest integer of an int dtype
+    (-inf has no integer, numpy would refuse to pad with it)."""
+    if dtype.kind in "iu":
+        return np.iinfo(dtype).min
+    return False if dtype.kind == "b" else -math.inf
 
 
 max_pool = max_pool2d

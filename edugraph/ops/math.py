@@ -3,7 +3,10 @@
 Binary ops broadcast; their backward returns gradients of the *broadcast* shape and the engine
 reduces them to each input's shape in one place (``sum_to_shape``).
 """
+import math
 import numbers
+
+import numpy as np
 
 from .base import Op, apply, as_tensor, as_tensors, broadcast_rule_failure
 from ..tensor import Tensor, _infer_dtype, as_dtype, float32
@@ -89,7 +92,8 @@ class Pow(Elementwise):
     name = "pow"
 
     def forward(self, xp, x, y):
-        return x ** y
+        with np.errstate(divide="ignore", invalid="ignore"):   # 0 ** -1 = inf, as in PyTorch
+            return x ** y
 
     def explain_failure(self, shapes):
         return broadcast_rule_failure(self.name, shapes, values_message=(
@@ -103,11 +107,15 @@ class Pow(Elementwise):
         grad_x = grad * y * where(y == 0, 1.0, x) ** (y - 1)
         if not y.requires_grad:
             return grad_x, None
-        # d(x^y)/dy = x^y · log x. At x = 0, where x^y is flat in y, PyTorch and TF give 0,
-        # not 0 · log 0 = nan: log reads 1 there (a stand-in that also keeps nan out of
-        # second derivatives).
-        base = where(x == 0, 1.0, x)
-        return grad_x, grad * out * log(base)
+        # d(x^y)/dy = x^y · log x. At x = 0 with y >= 0, where x^y is flat in y, PyTorch and
+        # TF give 0, not 0 · log 0 = nan: log x reads 0 there (log of a stand-in 1, which also
+        # keeps nan out of second derivatives). With y < 0, x^y = inf and PyTorch's
+        # inf · log 0 is -inf: log x reads -inf there, written so that numpy never computes
+        # log 0 or inf · 0 (its warnings would reach the student).
+        at_zero = x == 0
+        log_at_zero = cast(where(y < 0, -math.inf, 0.0), x.dtype)
+        log_x = where(at_zero, log_at_zero, log(where(at_zero, 1.0, x)))
+        return grad_x, grad * out * log_x
 
 
 class Square(Op):
@@ -402,9 +410,10 @@ def negative(x, name=None):
 
 
 def pow(x, y, name=None):
-    """x ** y; ``x ** 2`` uses the cheaper square."""
+    """x ** y; ``x ** 2`` uses the cheaper square (``int_tensor ** 2.0`` is float32, as in
+    PyTorch: a float exponent makes the result a float)."""
     if isinstance(y, (int, float)) and not isinstance(y, bool) and y == 2:
-        return square(x, name=name)
+        return square(to_float(x) if isinstance(y, float) else x, name=name)
     return apply(Pow(), x, y, name=name)
 
 
@@ -441,11 +450,15 @@ def sign(x, name=None):
 
 
 def maximum(x, y, name=None):
-    """Elementwise max. Backward: *max routes* the gradient to the larger input only."""
+    """Elementwise max. Backward: *max routes* the gradient to the larger input only; at a
+    tie the first input gets all of it (TF's rule, which exercise 1.6 teaches), where
+    ``torch.maximum`` gives each input 0.5 of it."""
     return apply(Maximum(), x, y, name=name)
 
 
 def minimum(x, y, name=None):
+    """Elementwise min; at a tie the first input gets the whole gradient (TF's rule), where
+    ``torch.minimum`` gives each input 0.5 of it."""
     return apply(Minimum(), x, y, name=name)
 
 

@@ -330,7 +330,19 @@ def reduce_min(x, axis=None, keepdims=False, name=None):
     return apply(Min(axis, keepdims), x, name=name)
 
 
-MaxResult = collections.namedtuple("MaxResult", ["values", "indices"])
+class MaxResult(collections.namedtuple("MaxResult", ["values", "indices"])):
+    """PyTorch's ``(values, indices)`` of ``x.max(dim)``. Like PyTorch's, it is not a tensor:
+    arithmetic with it is refused (numpy would read the pair as a stacked array, so that
+    numpy's ``x - x.max(axis=1, keepdims=True)`` silently gained a dimension)."""
+
+    __slots__ = ()
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError(
+            f"x.max(dim) / x.min(dim) give the pair (values, indices), as in PyTorch (also with "
+            f"axis=), not a tensor of values of shape {tuple(self.values.shape)}: take "
+            ".values, e.g. x - x.max(dim=1, keepdim=True).values, or use x.amax(dim) / "
+            "x.amin(dim).")
 
 
 def torch_max(x, dim=None, keepdim=False):

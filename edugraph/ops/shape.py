@@ -11,7 +11,7 @@ from .base import (Op, ShapedLike, TakesShape, apply, apply_shaped_like, as_tens
                    as_tensors, broadcast_array, shape_operand, sum_to_shape)
 from .random import zeros_like
 from ..errors import ShapeError
-from ..tensor import Tensor, _index_text, as_dtype, tensor
+from ..tensor import Tensor, _index_text, as_dtype, is_array, tensor
 
 
 class Reshape(TakesShape):
@@ -557,11 +557,53 @@ def _check_joinable(what, values, axis):
 
 def getitem(x, index, name=None):
     """``x[index]``; backward adds the gradient back at the picked places (scatter-add). In a
-    graph a scalar integer tensor picks a row when the graph runs (``x[i]`` in a loop)."""
+    graph a scalar integer tensor picks a row when the graph runs (``x[i]`` in a loop). An
+    index that mixes ints with index arrays is read as PyTorch reads it (``torch_steps``)."""
     if isinstance(index, Tensor) and index.graph is not None and index.shape == () and \
             index.dtype.kind in "iu":
         return gather(x, index, name=name)
-    return apply(GetItem(device_index(index, x.device)), x, name=name)
+    index = device_index(index, x.device)
+    steps = torch_steps(index)
+    if steps is not None:
+        ints, rest = steps
+        return apply(GetItem(rest), apply(GetItem(ints), x), name=name)
+    return apply(GetItem(index), x, name=name)
+
+
+def torch_steps(index):
+    """PyTorch's reading of an index where ints and index arrays are separated by a slice,
+    as ``x[1, :, 3:11:2, d, 0:2]``, as two steps: the ints first (``x[1, ...]``), then the
+    rest (``[:, 3:11:2, d, 0:2]``). numpy counts an int among the index arrays, and index
+    arrays that are not side by side put their dimensions first: shape (2, 4, 4, 2) where
+    PyTorch, for which an int is plain indexing, keeps d's dimension in place: (4, 4, 2, 2).
+    None for every other index, which numpy and PyTorch read alike."""
+    if index.__class__ is not tuple or len(index) < 3:     # (needs an int, a slice, an array)
+        return None
+    kinds = [_index_kind(part) for part in index]
+    advanced = [i for i, kind in enumerate(kinds) if kind in ("int", "array")]
+    if "int" not in kinds or "array" not in kinds or \
+            advanced[-1] - advanced[0] == len(advanced) - 1:      # side by side: numpy agrees
+        return None
+    ints, rest = [], []
+    for part, kind in zip(index, kinds):
+        if kind == "int":
+            ints.append(part)
+            continue
+        if part is not None:                # (each other part keeps its dimensions at first)
+            ints.extend([part] if part is Ellipsis else [slice(None)] * _dims_taken(part))
+        rest.append(part)
+    return tuple(ints), tuple(rest)
+
+
+def _index_kind(part):
+    if isinstance(part, (int, np.integer)) and not isinstance(part, (bool, np.bool_)):
+        return "int"
+    return "array" if is_array(part) and part.ndim > 0 else "other"
+
+
+def _dims_taken(part):
+    """How many of x's dimensions an index part stands for: a boolean mask all of its own."""
+    return part.ndim if is_array(part) and part.dtype.kind == "b" else 1
 
 
 def index_put(x, index, value, name=None):
