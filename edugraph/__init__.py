@@ -40,6 +40,11 @@ from .ops.reduce import tf_argmax as _tf_argmax, tf_argmin as _tf_argmin
 from .ops.shape import (broadcast_to, cat, concat, copy_to, expand_dims, flatten, gather,
                         identity, one_hot, permute, reshape, squeeze, stack, stop_gradient,
                         transpose, unsqueeze)
+# PyTorch's order and picks (x.gather(dim, index) is gather_along_dim); tf.reverse, tf.roll
+from .ops.shape import (argsort, diag, diagonal, flip, gather_along_dim, masked_fill,
+                        masked_select, repeat_interleave, reverse, roll, scatter, scatter_add,
+                        sort, tile, topk, tril, triu)
+from .ops.random import eye
 from .tensor import (Tensor, as_dtype, bool_, float16, float32, float64, from_numpy, int8,
                      int16, int32, int64, tensor, uint8)
 from .variable import Variable
@@ -92,6 +97,8 @@ math = _SimpleNamespace(**{name: globals()[name] for name in (
     "sqrt", "square", "subtract", "tanh")})
 math.argmax, math.argmin = (_accepting_tf1_keywords(f) for f in (_tf_argmax, _tf_argmin))
 test = _SimpleNamespace(is_gpu_available=gpu_available)     # tf.test.is_gpu_available()
+repeat = repeat_interleave     # tf.repeat (PyTorch's x.repeat tiles: eg.tile)
+math.top_k = topk              # tf.math.top_k(x, k): (values, indices)
 from . import autograph  # noqa: E402,F401  (tf.autograph.to_code: what eg.function converts)
 from .module import Module  # noqa: E402  (tf.Module: variables, submodules, name scopes)
 from . import contrib  # noqa: E402,F401  (tf.contrib.eager: TF 1.x's eager preview, lecture 6)

@@ -75,9 +75,6 @@ INSTEAD = {
         "nelement": "x.numel().",
         "half": "x.to(eg.float16) (x.float(), x.double() and x.long() are there).",
         "get_shape": "x.shape (a graph tensor has get_shape(), as in TF1).",
-        "gather": "x.gather(1, index) (torch.gather, one entry per row) is indexing here: "
-                  "x[eg.arange(len(x)), index.view(-1)]; eg.gather(params, indices, axis) is "
-                  "TF's, which picks whole rows.",
     },
 }
 # the same answer under the other names of one thing

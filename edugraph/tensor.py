@@ -777,6 +777,45 @@ class Tensor:
     def flatten(self, start_dim=0, end_dim=-1):
         return _ops.shape.flatten(self, start_dim, end_dim)
 
+    # PyTorch's order and pick methods (edugraph/ops/shape.py)
+    def flip(self, *dims): return _ops.shape.flip(self, _sizes(dims))
+    def roll(self, shifts, dims=None): return _ops.shape.roll(self, shifts, dims)
+    def tril(self, diagonal=0): return _ops.shape.tril(self, diagonal)
+    def triu(self, diagonal=0): return _ops.shape.triu(self, diagonal)
+    def diag(self, diagonal=0): return _ops.shape.diag(self, diagonal)
+    def diagonal(self, offset=0, dim1=0, dim2=1):
+        return _ops.shape.diagonal(self, offset, dim1, dim2)
+
+    def repeat(self, *sizes):
+        """PyTorch's ``x.repeat(2, 3)``: x tiled, one count per dimension (``eg.tile``)."""
+        sizes = _sizes(sizes)
+        if len(sizes) < self.ndim:
+            raise ShapeError(f"repeat{sizes}: give a count for each of the {self.ndim} "
+                             f"dimensions of a tensor of shape {tuple(self.shape)} (more add "
+                             "dimensions in front); to repeat each element in place, use "
+                             "x.repeat_interleave(n, dim).")
+        return _ops.shape.tile(self, sizes)
+
+    def tile(self, *dims): return _ops.shape.tile(self, _sizes(dims))
+    def repeat_interleave(self, repeats, dim=None, *, output_size=None):
+        return _ops.shape.repeat_interleave(self, repeats, dim, output_size=output_size)
+
+    def sort(self, dim=-1, descending=False, *, stable=False):
+        return _ops.shape.sort(self, dim, descending)
+
+    def argsort(self, dim=-1, descending=False, *, stable=False):
+        return _ops.shape.argsort(self, dim, descending)
+
+    def topk(self, k, dim=-1, largest=True, sorted=True):
+        return _ops.shape.topk(self, k, dim, largest, sorted)
+
+    def gather(self, dim, index): return _ops.shape.gather_along_dim(self, dim, index)
+    def scatter(self, dim, index, src=None, *, value=None, reduce=None):
+        return _ops.shape.scatter(self, dim, index, src, value=value, reduce=reduce)
+
+    def scatter_add(self, dim, index, src): return _ops.shape.scatter_add(self, dim, index, src)
+    def masked_select(self, mask): return _ops.shape.masked_select(self, mask)
+
 
 def _tf_update_of(tensor, spelling):
     """For ``w -= lr * g`` on an ``eg.Variable`` (TF code, where no tape is open: eager mode

@@ -217,24 +217,21 @@ def test_an_id_outside_the_embedding_table_is_named():
     assert nn.Embedding(11, 4)(eg.tensor(ids)).shape == (2, 2, 4)
 
 
-def test_gather_in_torchs_argument_order_says_how_to_pick_one_per_row():
+def test_gather_in_torchs_argument_order_picks_one_per_row_as_torch():
+    """``q.gather(1, actions.unsqueeze(1))`` (a DQN's Q-values of the actions taken) and
+    ``eg.gather(q, 1, index)`` in torch's order are torch.gather; eg.gather(params, indices,
+    axis) stays TF's."""
     q, torch_q = both(rng.normal(size=(5, 3)).astype(np.float32), requires_grad=True)
     actions, torch_actions = both(np.array([0, 1, 2, 0, 1]))
-    with pytest.raises(TypeError, match=r"^gather\(x, 1, <indices of shape \(5, 1\)>\): "
-                                        r"eg.gather is tf.gather\(params, indices, axis\), "
-                                        r"with an int axis.*x\[eg.arange\(5\), "
-                                        r"index.view\(-1\)\]"):
-        eg.gather(q, 1, actions.unsqueeze(1))
-    with pytest.raises(AttributeError, match=r"x.gather\(1, index\).*"
-                                             r"x\[eg.arange\(len\(x\)\), index.view\(-1\)\]"):
-        q.gather(1, actions.unsqueeze(1))
-    index = actions.unsqueeze(1)
-    picked = q[eg.arange(5), index.view(-1)].unsqueeze(1)   # the fix suggested
+    picked = q.gather(1, actions.unsqueeze(1))
     torch_picked = torch_q.gather(1, torch_actions.unsqueeze(1))
     np.testing.assert_array_equal(picked.numpy(), torch_picked.detach().numpy())
+    np.testing.assert_array_equal(eg.gather(q, 1, actions.unsqueeze(1)).numpy(),
+                                  torch_picked.detach().numpy())
     (picked * picked).sum().backward()
     (torch_picked * torch_picked).sum().backward()
     np.testing.assert_allclose(q.grad.numpy(), torch_q.grad.numpy(), rtol=1e-6)
+    assert eg.gather(q, actions, axis=0).shape == (5, 3)         # TF's: whole rows
 
 
 def test_a_float_slice_bound_says_make_it_an_int():

@@ -343,6 +343,18 @@ def full_like(x, fill_value, dtype=None, name=None):
     return apply(FillLike(fill_value, dtype and as_dtype(dtype)), as_tensor(x), name=name)
 
 
+def eye(n, m=None, *, dtype=float32, name=None, device=None, requires_grad=False,
+        num_columns=None):
+    """The ``n`` x ``m`` identity matrix (square without m): ones on the diagonal
+    (``torch.eye(n, m)``, ``tf.eye(num_rows, num_columns)``). A constant, as arange is."""
+    m = num_columns if m is None else m
+    for size in (n, m):
+        if size is not None and not (isinstance(size, numbers.Integral) and size >= 0):
+            raise ValueError(f"eye({n}, {m}): the numbers of rows and columns must be whole "
+                             "numbers, 0 or more.")
+    return _made_on(device, requires_grad,
+                    lambda: tensor(np.eye(n, m), dtype=dtype, name=name))
+
 def range_(start, limit=None, delta=1, dtype=None, name=None):
     """TF's ``tf.range(5)`` → [0 1 2 3 4]: a constant, int32 for whole numbers as in TF,
     else float32."""

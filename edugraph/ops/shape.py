@@ -2,13 +2,14 @@
 
 Their backward passes move the gradient back to where each value came from.
 """
+import collections
 import math
 import numbers
 
 import numpy as np
 
-from .base import (Op, ShapedLike, TakesShape, apply, apply_shaped_like, as_tensor,
-                   as_tensors, broadcast_array, shape_operand, sum_to_shape)
+from .base import (Op, ShapedLike, TakesShape, accepting_aliases, apply, apply_shaped_like,
+                   as_tensor, as_tensors, broadcast_array, shape_operand, sum_to_shape)
 from .random import zeros_like
 from ..errors import ShapeError
 from ..tensor import Tensor, _index_text, as_dtype, is_array, tensor
@@ -411,6 +412,216 @@ class CopyTo(Op):
         return (copy_to(grad, self.source),)
 
 
+# ----------------------------------------------------------------- order: flip, roll, triangles
+class Flip(Op):
+    """x with its values in reverse order along ``dims`` (``torch.flip``, ``tf.reverse``).
+    Backward flips the gradient back: each value's gradient returns to where it came from."""
+
+    name = "flip"
+
+    def __init__(self, dims):
+        self.dims = dims
+
+    def forward(self, xp, x):
+        return xp.flip(x, self.dims)
+
+    def backward(self, grad, out, x):
+        return (apply(Flip(self.dims), grad),)
+
+
+class Roll(Op):
+    """x shifted by ``shifts`` places along ``dims``, the values pushed off one end coming
+    back at the other (``torch.roll``, ``tf.roll``); no dims: over the flattened values.
+    Backward rolls the gradient back by the opposite shifts."""
+
+    name = "roll"
+
+    def __init__(self, shifts, dims):
+        self.shifts, self.dims = shifts, dims
+
+    def forward(self, xp, x):
+        return xp.roll(x, self.shifts, self.dims)
+
+    def backward(self, grad, out, x):
+        back = -self.shifts if isinstance(self.shifts, int) else tuple(-s for s in self.shifts)
+        return (apply(Roll(back, self.dims), grad),)
+
+
+class Tril(Op):
+    """The lower triangle of the last two dimensions, on and below ``diagonal`` (above the
+    main one for diagonal > 0), zeros elsewhere (``torch.tril``). Backward routes: the
+    gradient passes where values were kept, the zeroed places get 0."""
+
+    name, gate = "tril", "routes"
+
+    def __init__(self, diagonal=0):
+        self.diagonal = diagonal
+
+    def forward(self, xp, x):
+        return xp.tril(x, self.diagonal)
+
+    def backward(self, grad, out, x):
+        return (apply(type(self)(self.diagonal), grad),)
+
+
+class Triu(Tril):
+    """The upper triangle, on and above ``diagonal`` (``torch.triu``)."""
+
+    name = "triu"
+
+    def forward(self, xp, x):
+        return xp.triu(x, self.diagonal)
+
+
+class Diagonal(Op):
+    """The elements ``x[..., i, i + offset, ...]`` of dimensions ``dim1`` and ``dim2``, as a
+    last dimension (``torch.diagonal``). Backward routes each gradient back onto the diagonal
+    (``DiagEmbed``), zeros elsewhere."""
+
+    name, gate = "diagonal", "routes"
+
+    def __init__(self, offset=0, dim1=0, dim2=1):
+        self.offset, self.dim1, self.dim2 = offset, dim1, dim2
+
+    def forward(self, xp, x):
+        return xp.diagonal(x, self.offset, self.dim1, self.dim2).copy()   # (numpy's is
+                                                                            # read-only)
+    def backward(self, grad, out, x):
+        return (apply_shaped_like(DiagEmbed(self.offset, self.dim1, self.dim2), x, grad),)
+
+    def explain_failure(self, shapes):
+        return (f"diagonal(offset={self.offset}, dim1={self.dim1}, dim2={self.dim2}): a tensor "
+                f"of shape {shapes[0]} needs two different dimensions dim1 and dim2 within "
+                f"{-len(shapes[0])}..{len(shapes[0]) - 1} (a matrix: 0 and 1).")
+
+
+class DiagEmbed(ShapedLike):
+    """Zeros of a shape with the last dimension of ``x`` written along a diagonal of
+    ``dim1`` and ``dim2``: the adjoint of Diagonal, and ``torch.diag`` of a vector."""
+
+    name = "diag_embed"
+
+    def __init__(self, offset=0, dim1=0, dim2=1, shape=None):
+        super().__init__(shape)
+        self.offset, self.dim1, self.dim2 = offset, dim1, dim2
+
+    def forward(self, xp, x, *like):
+        result = xp.zeros(like[0].shape if like else self.shape, dtype=x.dtype)
+        places = xp.arange(x.shape[-1])
+        rows, columns = places + max(-self.offset, 0), places + max(self.offset, 0)
+        xp.moveaxis(result, (self.dim1, self.dim2), (-2, -1))[..., rows, columns] = x
+        return result
+
+    def backward(self, grad, out, x, *like):
+        return (apply(Diagonal(self.offset, self.dim1, self.dim2), grad),) + (None,) * len(like)
+
+
+# ----------------------------------------------------------------- PyTorch's picks along a dim
+class TakeAlongDim(Op):
+    """``torch.gather(x, dim, index)``: for each place of ``index``, the element of x at that
+    place with its ``dim`` coordinate replaced by the index there (dim 1 of a matrix:
+    ``out[i][j] = x[i][index[i][j]]``, one pick per row). Backward routes: each picked
+    element gets its gradient back, added up where one was picked twice (``ScatterAlongDim``
+    adding into zeros)."""
+
+    name, gate = "take_along_dim", "routes"
+
+    def __init__(self, dim):
+        self.dim = dim
+
+    def forward(self, xp, x, index):
+        return x[_along_dim(xp, index, self.dim)]
+
+    def backward(self, grad, out, x, index):
+        return scatter_add(zeros_like(x, dtype=grad.dtype), self.dim, index, grad), None
+
+    def explain_failure(self, shapes):
+        return _along_dim_failure("gather", self.dim, shapes[0], shapes[1])
+
+
+class ScatterAlongDim(Op):
+    """``torch.scatter(x, dim, index, src)``: a copy of x with ``src``'s elements written where
+    ``index`` points along ``dim`` (dim 1 of a matrix: ``out[i][index[i][j]] = src[i][j]``);
+    ``src`` has index's shape or is one number. Backward routes: x's gradient is 0 where its
+    values were overwritten, src's is the gradient at the places it was written to."""
+
+    name, gate = "scatter", "routes"
+
+    def __init__(self, dim):
+        self.dim = dim
+
+    def forward(self, xp, x, index, src):
+        out = x.copy()
+        self._write(xp, out, _along_dim(xp, index, self.dim), src)
+        return out
+
+    def _write(self, xp, out, places, src):
+        out[places] = src
+
+    def backward(self, grad, out, x, index, src):
+        return (scatter(grad, self.dim, index, 0.0) if x.requires_grad else None, None,
+                gather_along_dim(grad, self.dim, index) if src.requires_grad else None)
+
+    def explain_failure(self, shapes):
+        return _along_dim_failure(self.name, self.dim, shapes[0], shapes[1],
+                                  f" and src of shape {shapes[2]}")
+
+
+class ScatterAddAlongDim(ScatterAlongDim):
+    """``torch.scatter_add``: ``src``'s elements added where ``index`` points (repeated places
+    add up). Backward: x's gradient passes unchanged, src's is the gradient where it went."""
+
+    name, gate = "scatter_add", "routes"
+
+    def _write(self, xp, out, places, src):
+        xp.add.at(out, places, src)
+
+    def backward(self, grad, out, x, index, src):
+        return grad, None, gather_along_dim(grad, self.dim, index) if src.requires_grad else None
+
+
+def _along_dim(xp, index, dim):
+    """The index arrays that pick, for each place of ``index``, that place with its ``dim``
+    coordinate replaced by index's value (the other coordinates count up: broadcast aranges)."""
+    if index.size and index.min() < 0:
+        raise IndexError("negative index")
+    ndim = index.ndim
+    return tuple(index if d == dim else
+                 xp.arange(n).reshape((1,) * d + (n,) + (1,) * (ndim - d - 1))
+                 for d, n in enumerate(index.shape))
+
+
+def _along_dim_failure(what, dim, shape, index_shape, more=""):
+    return (f"{what} along dim {dim} of a tensor of shape {shape} with an index of shape "
+            f"{index_shape}{more}: the index must have as many dimensions as the tensor, be no "
+            f"larger in the other dimensions, and hold integers in [0, {shape[dim]}) "
+            "(no negative ones counting from the end).")
+
+
+class ArgSort(Op):
+    """The indices that sort x along ``dim`` (ascending, or ``descending``), ties kept in
+    their order (a stable sort). No gradient: the indices are integers; ``sort`` and
+    ``topk`` pick the values with them (``TakeAlongDim``), and the gradient goes back
+    through that pick."""
+
+    name, differentiable = "argsort", False
+
+    def __init__(self, dim=-1, descending=False):
+        self.dim, self.descending = dim, descending
+
+    def forward(self, xp, x):
+        if self.descending:
+            x = -(x.astype(xp.int64) if x.dtype.kind in "ub" else x)
+        return xp.argsort(x, axis=self.dim, kind="stable")
+
+    def explain_failure(self, shapes):
+        from .reduce import axis_failure        # (reduce.py imports this file)
+        return axis_failure(self.name, self.dim, shapes[0])
+
+
+SortResult = collections.namedtuple("SortResult", ["values", "indices"])
+
+
 def _check_integer(op_name, indices):
     dtype = getattr(indices, "dtype", None)
     if dtype is not None and dtype.kind not in "iu":
@@ -616,24 +827,19 @@ def index_put(x, index, value, name=None):
     return apply(IndexPut(device_index(index, x.device)), x, value, name=name)
 
 
-def gather(params, indices, axis=0, name=None):
-    """``tf.gather``: rows of ``params`` at ``indices``; backward scatter-adds into those rows."""
+def gather(params, indices=None, axis=0, name=None, *, dim=None, index=None):
+    """``tf.gather``: rows of ``params`` at ``indices``; backward scatter-adds into those rows.
+    PyTorch's ``torch.gather(input, dim, index)`` (an int, then a tensor of indices; or
+    ``dim=``, ``index=``) picks one element per place of ``index``: ``gather_along_dim``."""
+    if dim is not None or index is not None or (
+            isinstance(indices, numbers.Integral) and isinstance(axis, (Tensor, np.ndarray))):
+        return gather_along_dim(params, indices if dim is None else dim,
+                                axis if index is None else index, name=name)
     params = as_tensor(params)
     if not isinstance(indices, Tensor):     # [0, 2]: integers of their own, not params' floats
-        if isinstance(axis, Tensor):        # (torch.gather's order: input, dim, index)
-            raise TypeError(_torch_gather_message(params, indices, axis))
         indices = tensor(indices, device=params.device)
     _check_integer("gather", indices)
     return apply(Gather(axis), params, indices, name=name)
-
-
-def _torch_gather_message(params, dim, index):
-    n = params.shape[0] if params.shape else "n"
-    return (f"gather(x, {dim!r}, <indices of shape {tuple(index.shape)}>): eg.gather is "
-            "tf.gather(params, indices, axis), with an int axis; it picks whole rows (or "
-            "slices along axis). torch.gather(input, dim, index)'s pick of one entry per row "
-            f"is indexing here: x[eg.arange({n}), index.view(-1)] (then .unsqueeze(1) for "
-            f"shape ({n}, 1)).")
 
 
 def one_hot(indices, depth, dtype="float32", name=None):
@@ -661,3 +867,261 @@ def stop_gradient(x, name=None):
     """``x``'s values as a constant for backprop (``tf.stop_gradient``; PyTorch's ``detach``
     eagerly shares the array the same way)."""
     return apply(StopGradient(), x, name=name)
+
+
+# ----------------------------------------------------------------- order and picks: functions
+def _dims(dims, x, what):
+    """``dims`` (one or several) as non-negative ints, each a different dimension of x."""
+    dims = (dims,) if isinstance(dims, numbers.Integral) else tuple(dims)
+    n = len(x.shape)
+    if not all(isinstance(d, numbers.Integral) and -n <= d < n for d in dims) or \
+            len({d % n for d in dims}) < len(dims):
+        raise ShapeError(f"{what}: dims {dims} must name different dimensions of a tensor of "
+                         f"shape {tuple(x.shape)}, each in {-n}..{n - 1}.")
+    return tuple(int(d) % n for d in dims)
+
+
+def flip(x, dims, name=None):
+    """x with its values in reverse order along each of ``dims`` (``torch.flip(x, dims)``)."""
+    x = as_tensor(x)
+    return apply(Flip(_dims(dims, x, "flip")), x, name=name)
+
+
+def reverse(tensor, axis, name=None):
+    """``tf.reverse(tensor, axis)``: ``flip``."""
+    return flip(tensor, axis, name=name)
+
+
+@accepting_aliases(shift="shifts", axis="dims")         # (tf.roll(input, shift, axis))
+def roll(x, shifts, dims=None, name=None):
+    """x shifted by ``shifts`` places along ``dims``, what falls off one end coming back at
+    the other (``torch.roll``, ``tf.roll``); without dims, over the flattened values (the
+    shape is kept). Several shifts go with as many dims: ``roll(x, (1, -2), (0, 1))``."""
+    x = as_tensor(x)
+    several = not isinstance(shifts, numbers.Integral)
+    shifts = tuple(int(s) for s in shifts) if several else int(shifts)
+    if dims is not None:
+        dims = (dims,) if isinstance(dims, numbers.Integral) else tuple(dims)
+        _dims(sorted(set(dims)), x, "roll")             # (a dim may be rolled twice)
+        dims = tuple(int(d) for d in dims)
+    if (dims is None and several) or (dims is not None and
+                                      (len(shifts) if several else 1) != len(dims)):
+        raise ValueError(f"roll: shifts {shifts} and dims {dims} must come in pairs: one "
+                         "shift per dimension (without dims, one shift of the flattened "
+                         "values).")
+    if not several and dims is not None:
+        dims = dims[0]
+    return apply(Roll(shifts, dims), x, name=name)
+
+
+def _matrices(x, what):
+    x = as_tensor(x)
+    if len(x.shape) < 2:
+        raise ShapeError(f"{what} works on matrices (the last two dimensions), but the input "
+                         f"has shape {tuple(x.shape)}. For a vector on a diagonal use "
+                         "eg.diag(v).")
+    return x
+
+
+def tril(x, diagonal=0, name=None):
+    """The lower triangle of x's last two dimensions, on and below ``diagonal`` (0: the main
+    diagonal, 1 one above it), zeros above: ``eg.tril(eg.ones(n, n))`` is a causal mask."""
+    return apply(Tril(int(diagonal)), _matrices(x, "tril"), name=name)
+
+
+def triu(x, diagonal=0, name=None):
+    """The upper triangle of x's last two dimensions, on and above ``diagonal``."""
+    return apply(Triu(int(diagonal)), _matrices(x, "triu"), name=name)
+
+
+def diagonal(x, offset=0, dim1=0, dim2=1, name=None):
+    """The diagonal of dimensions ``dim1`` and ``dim2`` (``offset`` above it, or below for a
+    negative one), as the last dimension (``torch.diagonal``)."""
+    x = as_tensor(x)
+    dim1, dim2 = _dims((dim1, dim2), x, "diagonal")
+    return apply(Diagonal(int(offset), dim1, dim2), x, name=name)
+
+
+def diag(x, diagonal=0, name=None):
+    """``torch.diag``: a vector's values on the diagonal of a square matrix of zeros (the
+    ``diagonal``-th one); a matrix's diagonal as a vector."""
+    x = as_tensor(x)
+    if len(x.shape) == 1 and x.shape[0] is not None:
+        size = x.shape[0] + abs(int(diagonal))
+        return apply(DiagEmbed(int(diagonal), 0, 1, (size, size)), x, name=name)
+    if len(x.shape) != 2:
+        raise ShapeError(f"diag takes a vector (to put on a diagonal) or a matrix (whose "
+                         f"diagonal to take), got shape {tuple(x.shape)}; for more dimensions "
+                         "use eg.diagonal(x, offset, dim1, dim2).")
+    return apply(Diagonal(int(diagonal), 0, 1), x, name=name)
+
+
+def _whole_numbers(sizes, what):
+    sizes = (sizes,) if isinstance(sizes, numbers.Integral) else tuple(sizes)
+    if not all(isinstance(n, numbers.Integral) and n >= 0 for n in sizes):
+        raise ValueError(f"{what}: the numbers of copies must be whole numbers, 0 or more, "
+                         f"got {sizes}.")
+    return tuple(int(n) for n in sizes)
+
+
+def tile(x, multiples, name=None):
+    """x repeated ``multiples[i]`` times along each dimension i (``tf.tile``, ``torch.tile``;
+    PyTorch's ``x.repeat(2, 3)``): ``[a, b]`` tiled 2 times is ``[a, b, a, b]``. Fewer
+    multiples than dimensions repeat the last ones; more add dimensions in front. It is a
+    broadcast between two reshapes, so its backward is broadcast_to's: the copies' gradients
+    add up."""
+    x = as_tensor(x)
+    reps = _whole_numbers(multiples, "tile")
+    shape = tuple(x.shape)
+    n = max(len(reps), len(shape))
+    reps, shape = (1,) * (n - len(reps)) + reps, (1,) * (n - len(shape)) + shape
+    if None in shape:
+        raise ShapeError(f"tile: the input's shape {shape} must be known (a placeholder: give "
+                         "it its sizes).")
+    spread = reshape(x, tuple(v for size in shape for v in (1, size)))
+    copies = broadcast_to(spread, tuple(v for pair in zip(reps, shape) for v in pair))
+    return reshape(copies, tuple(r * size for r, size in zip(reps, shape)), name=name)
+
+
+@accepting_aliases(axis="dim")                         # (tf.repeat(input, repeats, axis))
+def repeat_interleave(x, repeats, dim=None, name=None, *, output_size=None):
+    """Each element repeated ``repeats`` times in place along ``dim`` (``torch.repeat_interleave``,
+    TF's ``tf.repeat``): ``[a, b]`` twice is ``[a, a, b, b]``; ``repeats`` may give each
+    element its own count. Without dim, over the flattened values. It is a gather of the
+    indices ``[0, 0, 1, 1]``, so its backward is gather's: the copies' gradients add up."""
+    x = as_tensor(x)
+    if dim is None:
+        x, dim = reshape(x, (-1,)), 0
+    (dim,) = _dims(dim, x, "repeat_interleave")
+    size = x.shape[dim]
+    counts = np.asarray(repeats.numpy() if isinstance(repeats, Tensor) else repeats)
+    if counts.ndim == 0:
+        counts = np.full(size, counts)
+    if counts.dtype.kind not in "iu" or counts.shape != (size,) or (counts < 0).any():
+        raise ValueError(f"repeat_interleave: repeats must be one whole number, 0 or more, or "
+                         f"one for each of the {size} elements along dim {dim}; got "
+                         f"{repeats!r}.")
+    index = np.repeat(np.arange(size), counts)
+    if output_size is not None and output_size != len(index):
+        raise ValueError(f"repeat_interleave: output_size={output_size}, but the repeats "
+                         f"make {len(index)}.")
+    return gather(x, tensor(index, device=x.device), axis=dim, name=name)
+
+
+def argsort(x, dim=-1, descending=False, name=None, *, stable=False, axis=None,
+            direction=None):
+    """The indices that sort x along ``dim`` (``torch.argsort``; TF's ``tf.argsort(values,
+    axis, direction="DESCENDING")``). Ties keep their order: the sort is always stable."""
+    x = as_tensor(x)
+    dim = dim if axis is None else axis
+    if direction is not None:
+        if direction not in ("ASCENDING", "DESCENDING"):
+            raise ValueError(f"argsort: direction must be 'ASCENDING' or 'DESCENDING', got "
+                             f"{direction!r}.")
+        descending = direction == "DESCENDING"
+    return apply(ArgSort(int(dim), bool(descending)), x, name=name)
+
+
+def sort(x, dim=-1, descending=False, name=None, *, stable=False):
+    """``torch.sort``: ``(values, indices)``, x's values sorted along ``dim`` and where each
+    came from. The values are x picked at those indices (``gather_along_dim``), so their
+    gradient goes back to the places they came from."""
+    indices = argsort(x, dim, descending)
+    return SortResult(gather_along_dim(x, dim, indices, name=name), indices)
+
+
+def topk(x, k, dim=-1, largest=True, sorted=True, name=None):
+    """``torch.topk``: ``(values, indices)`` of the ``k`` largest values along ``dim`` (the
+    smallest with ``largest=False``), largest first; ``tf.math.top_k(x, k)`` along the last
+    dimension. Backward routes each value's gradient to the place it came from."""
+    x = as_tensor(x)
+    (dim,) = _dims(dim, x, "topk")
+    size = x.shape[dim]
+    if not isinstance(k, numbers.Integral) or not 0 <= k <= (size if size is not None else k):
+        raise ValueError(f"topk: k must be a whole number from 0 to the size of dim {dim}, "
+                         f"{size} (shape {tuple(x.shape)}), got {k!r}.")
+    indices = argsort(x, dim, largest)[(slice(None),) * dim + (slice(0, int(k)),)]
+    return SortResult(gather_along_dim(x, dim, indices, name=name), indices)
+
+
+def _index_along(x, dim, index, what):
+    """(x, dim as a non-negative int, index as an integer tensor of x's rank), checked."""
+    x = as_tensor(x)
+    if not isinstance(index, Tensor):
+        index = tensor(index, device=x.device)
+    _check_integer(what, index)
+    if len(index.shape) != len(x.shape):
+        raise ShapeError(f"{what}: the index (shape {tuple(index.shape)}) must have as many "
+                         f"dimensions as the input (shape {tuple(x.shape)}): one index per "
+                         "element picked, e.g. index.unsqueeze(1) for one per row.")
+    (dim,) = _dims(dim, x, what)
+    return x, dim, index
+
+
+def gather_along_dim(x, dim, index, name=None):
+    """PyTorch's ``torch.gather(x, dim, index)`` / ``x.gather(dim, index)``: the elements of x
+    that ``index`` points at along ``dim``, shaped like ``index``; ``q.gather(1,
+    actions.unsqueeze(1))`` picks one entry per row. (``eg.gather(params, indices, axis)`` is
+    TF's, which picks whole rows; it hands PyTorch's argument order on to this.)"""
+    x, dim, index = _index_along(x, dim, index, "gather")
+    return apply(TakeAlongDim(dim), x, index, name=name)
+
+
+def _source(x, index, src, what):
+    """``src`` as a tensor of x's dtype: one number, or index's shape (a larger src's first
+    elements are used, as in PyTorch: cut by a slice, whose backward pads with zeros)."""
+    from .math import cast
+    if not isinstance(src, Tensor):
+        return as_tensors((src, x))[0] if np.ndim(src) == 0 else cast(tensor(src), x.dtype)
+    src = cast(src, x.dtype)
+    if src.shape and tuple(src.shape) != tuple(index.shape):
+        if len(src.shape) != len(index.shape) or \
+                any(s < i for s, i in zip(src.shape, index.shape)):
+            raise ShapeError(f"{what}: src of shape {tuple(src.shape)} must be at least as "
+                             f"large as the index, of shape {tuple(index.shape)}, in every "
+                             "dimension (or one number).")
+        src = src[tuple(slice(0, n) for n in index.shape)]
+    return src
+
+
+def scatter(x, dim, index, src=None, name=None, *, value=None, reduce=None):
+    """PyTorch's ``torch.scatter(x, dim, index, src)`` / ``x.scatter(dim, index, src)``: a copy
+    of x with src's elements written where ``index`` points along ``dim`` (``value=`` writes
+    one number); ``reduce="add"`` adds them instead (``scatter_add``)."""
+    if (src is None) == (value is None):
+        raise TypeError("scatter: give the values to write once, as src (a tensor) or value "
+                        "(one number).")
+    if reduce not in (None, "add"):
+        raise NotImplementedError(f"scatter: reduce={reduce!r} is left out; reduce='add' "
+                                  "(scatter_add) is there.")
+    x, dim, index = _index_along(x, dim, index, "scatter")
+    src = _source(x, index, value if src is None else src, "scatter")
+    op = ScatterAlongDim(dim) if reduce is None else ScatterAddAlongDim(dim)
+    return apply(op, x, index, src, name=name)
+
+
+def scatter_add(x, dim, index, src, name=None):
+    """PyTorch's ``torch.scatter_add``: x with src's elements added where ``index`` points
+    along ``dim``; places pointed at twice get both."""
+    return scatter(x, dim, index, src, name=name, reduce="add")
+
+
+def masked_fill(x, mask, value, name=None):
+    """PyTorch's ``x.masked_fill(mask, value)``: ``value`` where the boolean ``mask`` holds,
+    x elsewhere. It is ``eg.where(mask, value, x)``."""
+    from .math import where
+    return where(mask, value, x, name=name)
+
+
+def masked_select(x, mask, name=None):
+    """PyTorch's ``torch.masked_select``: the elements of x where ``mask`` holds, as a vector
+    (x and the mask broadcast to one shape first). It is ``x[mask]``."""
+    x = as_tensor(x)
+    mask = mask.numpy() if isinstance(mask, Tensor) else np.asarray(mask)
+    if mask.dtype.kind != "b":
+        raise TypeError(f"masked_select: the mask must be boolean, not {mask.dtype}; compare "
+                        "first, e.g. x > 0.")
+    shape = np.broadcast_shapes(tuple(x.shape), mask.shape)
+    if tuple(x.shape) != shape:
+        x = broadcast_to(x, shape)
+    return getitem(x, np.broadcast_to(mask, shape), name=name)
