@@ -96,8 +96,11 @@ def save_and_reload(page):
 
 # The figures of the cell at ``index``, widget or static: each one's kind and how many marks it
 # draws (nodes, points, lines, heatmap cells). A bare figure — axes, no marks — counts 0.
+# (cells by their place in the notebook's model: JupyterLab keeps only the cells near the
+# view in the page, so the n-th '.jp-Cell' element is not the n-th cell)
+CELL_NODE = "window.jupyterapp.shell.currentWidget.content.widgets[index].node"
 CELL_FIGURES = """(index) => {
-    const cell = document.querySelectorAll('.jp-Notebook .jp-Cell')[index];
+    const cell = %s;
     return [
     ...[...cell.querySelectorAll('.eg-picture')].map(p => ['picture',
         p.querySelectorAll('svg [data-id], svg g.series [points], svg g.series circle, ' +
@@ -109,22 +112,28 @@ CELL_FIGURES = """(index) => {
     ...[...cell.querySelectorAll('.jp-OutputArea-output')].filter(
         o => /Error displaying widget|Loading widget/.test(o.textContent)).map(
         o => ['missing widget', 0])];
-}"""
+}""" % CELL_NODE
 
 
-def figure_marks(page):
+def figure_marks(page, settle_s=8):
     """[(cell index, kind, marks)] of every figure in the notebook, each cell scrolled into
-    view first (JupyterLab draws only the cells in view, and plotly a figure once shown)."""
+    view first (JupyterLab draws only the cells in view, and plotly a figure once shown); a
+    cell's figures are read once they hold marks, or after ``settle_s``."""
     found = []
     for index in range(page.evaluate(
-            "() => document.querySelectorAll('.jp-Notebook .jp-Cell').length")):
-        page.evaluate("(i) => document.querySelectorAll('.jp-Notebook .jp-Cell')[i]"
-                      ".scrollIntoView({block: 'start'})", index)
-        if page.evaluate("(i) => document.querySelectorAll('.jp-Notebook .jp-Cell')[i]"
-                         ".querySelector('.jp-OutputArea-output') !== null", index):
-            page.wait_for_timeout(400)
-            found += [(index, kind, marks) for kind, marks in
-                      page.evaluate(CELL_FIGURES, index)]
+            "() => window.jupyterapp.shell.currentWidget.content.widgets.length")):
+        page.evaluate("async (index) => { await window.jupyterapp.shell.currentWidget"
+                      ".content.scrollToItem(index, 'start'); }", index)
+        # (a figure's output: plotly's, or a widget's, which may hold a picture)
+        outputs = page.evaluate(f"(index) => {CELL_NODE}.querySelectorAll("
+                                "'.jp-RenderedPlotly, .jupyter-widgets').length", index)
+        marks = page.evaluate(CELL_FIGURES, index)
+        deadline = time.monotonic() + settle_s
+        while outputs and time.monotonic() < deadline and (
+                not marks or any(count == 0 for _, count in marks)):
+            page.wait_for_timeout(250)
+            marks = page.evaluate(CELL_FIGURES, index)
+        found += [(index, kind, count) for kind, count in marks]
     return found
 
 
@@ -248,42 +257,11 @@ def overlapping(boxes, tolerance=0.5):
 
 
 def mean_brightness(path):
-    """The mean brightness (0 black … 1 white) of a PNG screenshot, read with the
-    standard library only (8-bit RGB or RGBA, as Chromium writes them)."""
-    import struct
-    import zlib
-    data = Path(path).read_bytes()
-    chunks, at = {}, 8
-    while at < len(data):
-        length, kind = struct.unpack(">I4s", data[at:at + 8])
-        chunks.setdefault(kind, b"")
-        chunks[kind] += data[at + 8:at + 8 + length]
-        at += 12 + length
-    width, height, depth, colour = struct.unpack(">IIBB", chunks[b"IHDR"][:10])
-    channels = {2: 3, 6: 4}[colour]
-    raw = zlib.decompress(chunks[b"IDAT"])
-    stride = width * channels
-    previous, total = bytearray(stride), 0
-    for y in range(height):
-        kind, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:
-                                                          (y + 1) * (stride + 1)])
-        for i in range(stride):
-            left = line[i - channels] if i >= channels else 0
-            up, corner = previous[i], previous[i - channels] if i >= channels else 0
-            if kind == 1:
-                line[i] = (line[i] + left) & 255
-            elif kind == 2:
-                line[i] = (line[i] + up) & 255
-            elif kind == 3:
-                line[i] = (line[i] + (left + up) // 2) & 255
-            elif kind == 4:
-                p = left + up - corner
-                pa, pb, pc = abs(p - left), abs(p - up), abs(p - corner)
-                line[i] = (line[i] + (left if pa <= pb and pa <= pc else
-                                      up if pb <= pc else corner)) & 255
-        total += sum(line[i] + line[i + 1] + line[i + 2] for i in range(0, stride, channels))
-        previous = line
-    return total / (3 * 255 * width * height)
+    """The mean brightness (0 black … 1 white) of a PNG: a screenshot (RGBA) or a recorded
+    picture (Pillow stores those with a palette, to keep the notebook small)."""
+    from PIL import Image, ImageStat
+    with Image.open(path) as image:
+        return sum(ImageStat.Stat(image.convert("RGB")).mean) / (3 * 255)
 
 
 def set_theme(page, theme):
