@@ -109,6 +109,10 @@ CELL_FIGURES = """(index) => {
         p.querySelectorAll('.scatterlayer .point, .scatterlayer .js-line, ' +
                            '.heatmaplayer image, .barlayer .point, ' +
                            '.scatterlayer .textpoint').length]),
+    // a reopened notebook's plotly output is first the image plotly's renderer saved with
+    // it (a whole picture, but one whose marks cannot be counted: 1), live once re-run
+    ...[...cell.querySelectorAll('.jp-RenderedPlotly:not(.js-plotly-plot) img.plot-img')].map(img => ['plotly',
+        img.complete && img.naturalWidth > 0 ? 1 : 0]),
     ...[...cell.querySelectorAll('.jp-OutputArea-output')].filter(
         o => /Error displaying widget|Loading widget/.test(o.textContent)).map(
         o => ['missing widget', 0])];
