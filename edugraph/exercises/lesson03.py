@@ -551,8 +551,8 @@ ex3_4 = Exercise(
     reference=lambda: {"shape": _test_shape(), "past the mark": True,
                        "trained in a graph": True, "stored labels": False},
     passed=lambda got: (f"{got['right']} of {got['shape'][0]} held-out digits right "
-                        f"({got['accuracy']:.1%}; {REQUIRED_ACCURACY:.0%} needed): a model "
-                        "trained in a graph, one fetched update at a time."),
+                        f"({got['accuracy']:.1%}; {REQUIRED_ACCURACY:.0%} needed), from a model "
+                        "trained in a graph: Session runs updated its variables."),
     expected=f"classify_digits(x_data, y_data, x_new) returns one digit per image of x_new, "
              f"an integer array of shape (len(x_new),), and gets at least "
              f"{REQUIRED_ACCURACY:.0%} of the test images right.",

@@ -524,17 +524,27 @@ def _run_cond(answer):
     relu_or_square = answer["relu_or_square"]
     got = _branch_results(relu_or_square)   # first: a stub, not traced, is "not attempted"
     traced = isinstance(relu_or_square, eg.Function)
-    return {**got, "traced": traced, "cond by hand": traced and not relu_or_square.autograph}
+    graph_branch = traced and "If" in [
+        op.type for op in relu_or_square.get_concrete_function(
+            eg.tensor(COND_INPUTS[0])).graph.get_operations()]
+    return {**got, "traced": traced, "cond by hand": traced and not relu_or_square.autograph,
+            "graph branch": graph_branch}
+
+
+def _both_computed(v):
+    """eg.where on the one number mean > 0: the right values, both branches computed."""
+    return eg.where(eg.reduce_mean(v) > 0, v * v, eg.nn.relu(v))
 
 
 ex5_5 = Exercise(
     "5.5",
     reads={"relu_or_square": function},
     run=_run_cond,
-    reference=lambda: {**_branch_results(_cond_rule()), "traced": True, "cond by hand": True},
+    reference=lambda: {**_branch_results(_cond_rule()), "traced": True, "cond by hand": True,
+                       "graph branch": True},
     passed="relu_or_square squares v when its mean is > 0 and applies relu otherwise, on 3 "
            "inputs, and the gradient flows through the branch that ran: your eg.cond put "
-           "both branches into one traced graph.",
+           "both branches into one traced graph, as an If node.",
     expected="relu_or_square(v) is an @eg.function(autograph=False) that returns v * v when "
              "eg.reduce_mean(v) > 0 and eg.nn.relu(v) otherwise, with eg.cond (checked on 3 "
              "inputs of shape (4,): the values and the gradient of their sum, to 1e-6).",
@@ -569,6 +579,12 @@ ex5_5 = Exercise(
                 when=lambda got, reference: _right_branches(got, reference) and
                 not got["cond by hand"],
                 example={"relu_or_square": _cond_rule(autograph=True)}),
+        Mistake("right values, but the traced graph has no If node: eg.where (or arithmetic "
+                "with the condition) computes both branches and picks afterwards. Write "
+                "eg.cond(pred, true_fn, false_fn), which runs one branch.",
+                when=lambda got, reference: _right_branches(got, reference) and
+                got["cond by hand"] and not got["graph branch"],
+                example={"relu_or_square": eg.function(autograph=False)(_both_computed)}),
     ),
 )
 
