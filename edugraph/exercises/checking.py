@@ -117,6 +117,9 @@ class Exercise:
         """The line a right answer earns; anything else raises ``ExerciseNotPassed``."""
         unset = [name for name in self.reads if _unset(namespace.get(name))]
         if len(unset) == len(self.reads):
+            unreadable = _answer_cell_not_read(namespace, self.reads)
+            if unreadable:              # answered, but Python could not read the answer
+                raise ExerciseNotPassed(f"✗ {self.id}: {unreadable}")
             raise NotAttempted(f"{self.id} not attempted yet: {_what_to_do(unset)}")
         if unset:               # begun: the stub is gone, but the cell stopped or left some out
             raise ExerciseNotPassed(
@@ -155,6 +158,35 @@ class Exercise:
 
 def _unset(value):
     return value is None or value is Ellipsis
+
+
+def _answer_cell_not_read(namespace, names):
+    """Why the answer cell did not run, where Python could not read it (a SyntaxError or an
+    IndentationError leaves every name unset, and nothing says so but the cell's own
+    output): the cell is the latest in IPython's input history (``_ih``) before this check
+    that names an answer or still holds the stub. None where there is no such history (a
+    namespace in the tests) or the cell compiles."""
+    history = namespace.get("_ih")
+    if not isinstance(history, list) or len(history) < 2:
+        return None
+    named = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b|YOUR CODE HERE")
+    cell = next((c for c in reversed(history[:-1]) if isinstance(c, str) and named.search(c)
+                 and not re.fullmatch(r"\s*(check|progress)\(.*\)\s*", c)), None)
+    if cell is None:
+        return None
+    try:
+        from IPython.core.inputtransformer2 import TransformerManager
+        code = TransformerManager().transform_cell(cell)    # (magics, as IPython runs them)
+    except Exception:           # no IPython, or a cell it cannot transform: read it as it is
+        code = cell
+    try:
+        compile(code, "<answer cell>", "exec")
+    except SyntaxError as e:
+        line = (e.text or "").strip()
+        return (f"your answer cell did not run: Python could not read it ({type(e).__name__}: "
+                f"{e.msg}, line {e.lineno}" + (f": {line}" if line else "") + "). Fix that "
+                "line, run the cell again, then this check.")
+    return None
 
 
 def _listed(names):
