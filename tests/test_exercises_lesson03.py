@@ -419,3 +419,13 @@ def test_3_4_an_answer_that_replays_or_trains_nothing_is_told_so():
 def _lesson_digits():
     from edugraph.exercises.lesson03 import _digits
     return _digits()[:3]
+
+
+def test_3_5_two_wrong_names_each_get_their_hint():
+    from tests.exercise_lines import hint_of
+    ordered, edugraph = hint_of("3.5", "v_ordered:"), hint_of("3.5", "v_edugraph: in edugraph")
+    both = {**SOLUTIONS["3.5"](), "v_edugraph": 50.0, "v_ordered": 20.0}
+    assert line_of("3.5", both) == ordered + " Also, " + edugraph.removeprefix("✗ 3.5: ")
+    three = {**both, "tf1_possible": [50.0, 23.0]}
+    line = line_of("3.5", three)
+    assert line.count("Also, ") == 2 and "tf1_possible misses" in line, line

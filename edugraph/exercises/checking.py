@@ -111,6 +111,9 @@ class Exercise:
     run: Callable[[dict], dict] | None = None
     rtol: float = 1e-6
     atol: float = 1e-9
+    # each mistake concerns one name (its hint starts with it): every wrong name's hint is
+    # shown, not only the first one's
+    hints_per_name: bool = False
     _reference: dict | None = field(default=None, init=False, repr=False)
 
     def verify(self, namespace):
@@ -143,11 +146,26 @@ class Exercise:
             shown = {**answer, **got} if isinstance(got, dict) else answer
             return f"✓ {self.id}: " + (self.passed(shown) if callable(self.passed)
                                        else self.passed.format(**shown))
-        for mistake in self.mistakes:
-            if mistake.matches(got, reference, self.rtol, self.atol):
-                raise ExerciseNotPassed(f"✗ {self.id}: {mistake.hint}")
+        matched = [m.hint for m in self.mistakes
+                   if m.matches(got, reference, self.rtol, self.atol)]
+        if matched and self.hints_per_name:
+            raise ExerciseNotPassed(f"✗ {self.id}: " + self._every_names_hint(matched, got))
+        if matched:
+            raise ExerciseNotPassed(f"✗ {self.id}: {matched[0]}")
         raise ExerciseNotPassed(f"✗ {self.id}: not right yet. {self.expected}"
                                 + _which_are_right(got, reference, self))
+
+    def _every_names_hint(self, hints, got):
+        """The first hint for each name that earned one, and the wrong names that did not."""
+        first = {}
+        for hint in hints:
+            first.setdefault(hint.split()[0].rstrip(":"), hint)
+        reference = self.right_answer()
+        unexplained = [n for n in self.reads if n not in first and n in reference
+                       and not close(got[n], reference[n], self.rtol, self.atol)]
+        return " Also, ".join(first.values()) + (
+            f" ({_listed(unexplained)} {'is' if len(unexplained) == 1 else 'are'} not right "
+            "either.)" if unexplained else "")
 
     def right_answer(self):
         """The reference answer, computed once."""

@@ -685,6 +685,7 @@ ex3_5 = Exercise(
     expected="tf1_possible is a set of numbers (every value v can end with in TF1), v_edugraph "
              "and v_ordered are numbers (v after the run in edugraph, without and with the "
              "control dependency).",
+    hints_per_name=True,
     mistakes=(
         Mistake("v_ordered: ops created inside eg.control_dependencies([inc]) run after inc, "
                 "and that includes scale's read of v. So scale reads the v that inc wrote.",
