@@ -42,6 +42,18 @@ def _quadratic_step(params, x, y, lr, reduce="mean", resets=True, direction=-1.0
     return loss.item()
 
 
+def _rebinds(params, x, y, lr):
+    """The update written `p = p - lr * p.grad`: a new tensor, the parameter unchanged."""
+    a, b, c = params
+    loss = ((a * x ** 2 + b * x + c - y) ** 2).mean()
+    loss.backward()
+    with eg.no_grad():
+        for p in params:
+            p = p - lr * p.grad
+            p.grad.zero_()
+    return loss.item()
+
+
 def _swapped_features(params, x, y, lr):
     """A step whose model is a·x + b·x²: a and b trade places."""
     a, b, c = params
@@ -54,7 +66,15 @@ def _steps(step, num_steps=QUAD_STEPS):
     x, y = eg.tensor(QUAD_X), eg.tensor(QUAD_Y)
     losses, after = [], []
     for _ in range(num_steps):
-        loss = _returned(step(list(params), x, y, QUAD_LR), "quadratic_step(params, x, y, lr)")
+        try:
+            loss = step(list(params), x, y, QUAD_LR)
+        except AttributeError as e:
+            # `p = p - lr * p.grad` rebinds p to a new tensor, which has no .grad to zero
+            if "'NoneType' object has no attribute" in str(e) and \
+                    all(p.item() == 0 for p in params):
+                return {"rebound": True}
+            raise
+        loss = _returned(loss, "quadratic_step(params, x, y, lr)")
         losses.append(number(loss, "the loss quadratic_step returns"))
         after.append([p.item() for p in params])    # the parameters the check made
     return {"losses": np.array(losses), "params": np.array(after)}
@@ -78,6 +98,12 @@ ex5_1 = Exercise(
              "number (checked over 3 steps, to 1e-4).",
     rtol=1e-4, atol=1e-6,
     mistakes=(
+        Mistake("`p = p - lr * p.grad` makes a new tensor (with no .grad, hence the "
+                "AttributeError) and only rebinds the name p: the parameter itself never "
+                "changes. Update it in place, p -= lr * p.grad, under `with eg.no_grad():`, "
+                "then p.grad.zero_().",
+                when=lambda got, reference: got.get("rebound", False),
+                example={"quadratic_step": _rebinds}),
         Mistake("the parameters never moved. Either `p = p - lr * p.grad` made a new "
                 "tensor and only rebound the name p (change the parameter itself, in place: "
                 "p -= lr * p.grad under `with eg.no_grad():`), or the gradient was zeroed "
