@@ -305,3 +305,35 @@ def test_a_generic_wrong_answer_says_which_names_are_right_but_not_the_values():
     line = failure.value.line
     assert "df1_dx is not" in line and "q1, z1, f1, df1_dw and df1_db are right" in line
     assert f" {right['df1_dx']:g}" not in line and f"={right['df1_dx']:g}" not in line
+
+
+@pytest.mark.parametrize("answer_cell, error", [
+    ("dh_dx = 2.0\ndh_dy = (3.0", "SyntaxError: '(' was never closed, line 2: dh_dy = (3.0"),
+    ("if True:\ndh_dx = 2.0\ndh_dy = 3.0",
+     "IndentationError: expected an indented block after 'if' statement on line 1, line 2: "
+     "dh_dx = 2.0"),
+])
+def test_an_answer_cell_python_cannot_read_is_said_so_with_its_line(answer_cell, error):
+    """A SyntaxError leaves every name unset: the check says the answer cell did not run,
+    and where, instead of 'not attempted' (IPython's input history, _ih, holds the cell)."""
+    history = ["", "import edugraph as eg", answer_cell, 'check("1.2")']
+    with pytest.raises(ExerciseNotPassed) as failure:
+        find("1.2").verify({"_ih": history})
+    assert not isinstance(failure.value, NotAttempted)
+    assert failure.value.line == (
+        f"✗ 1.2: your answer cell did not run: Python could not read it ({error}). Fix that "
+        "line, run the cell again, then this check.")
+    stub = "# YOUR CODE HERE\nraise NotImplementedError()"       # untouched: not attempted
+    with pytest.raises(NotAttempted):
+        find("1.2").verify({"_ih": ["", stub, 'check("1.2")']})
+
+
+def test_a_check_in_a_kernel_reads_an_unreadable_answer_cell_from_the_history():
+    from IPython.core.interactiveshell import InteractiveShell
+    shell = InteractiveShell.instance()
+    shell.run_cell("from edugraph.exercises import check", store_history=True)
+    shell.run_cell("dg_da = 6.0\ndg_db = 3.0)", store_history=True)
+    result = shell.run_cell('check("1.3")', store_history=True)
+    assert isinstance(result.error_in_exec, ExerciseNotPassed)
+    assert "your answer cell did not run" in result.error_in_exec.line
+    assert "line 2: dg_db = 3.0)" in result.error_in_exec.line

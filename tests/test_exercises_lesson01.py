@@ -181,3 +181,23 @@ def test_1_6_a_split_that_forgets_the_factor_3_is_told_the_sum():
     assert line_of("1.6", {"dm_da": 0.5, "dm_dc": 0.5}) == (
         "✗ 1.6: the gradients should add up to the upstream gradient of the max, which is 3 "
         "(the factor in front of it), not 1.")
+
+
+@pytest.mark.parametrize("exercise_id", ["1.1", "1.2"])
+@pytest.mark.parametrize("wrap", [lambda v: np.array([v]), lambda v: eg.tensor([v])],
+                         ids=["array", "tensor"])
+def test_a_number_in_an_array_of_shape_1_is_not_one_number(exercise_id, wrap):
+    """1.1 and 1.2 ask for numbers: the right values in arrays of shape (1,) are refused
+    alike, with how to take the number out."""
+    answer = {k: wrap(v) for k, v in SOLUTIONS[exercise_id].items()}
+    line = line_of(exercise_id, answer)
+    assert line.startswith(f"✗ {exercise_id}: ") and "shape (1,)" in line, line
+    assert line.endswith("take the number out of it with .item()."), line
+
+
+def test_one_gradient_with_a_slipped_sign_gets_the_sign_hint():
+    from tests.exercise_lines import hint_of
+    hint = hint_of("1.1", "a gradient has the right size but the wrong sign")
+    for name in ("df1_dw", "df1_dx", "df1_db"):
+        slipped = {**SOLUTIONS["1.1"], name: -SOLUTIONS["1.1"][name]}
+        assert line_of("1.1", slipped) == hint

@@ -289,8 +289,8 @@ def test_3_4_scores_instead_of_digits_and_a_symbolic_answer_are_explained():
 
 
 def test_3_4_digits_as_floats_or_a_list_pass():
-    def as_list(x_data, y_data, x_new):
-        return [float(d) for d in classified_once(x_data, y_data, x_new)]
+    def as_list(x_data, y_data, x_new):     # (trained afresh: the check watches it train)
+        return [float(d) for d in classify_digits(x_data, y_data, x_new)]
 
     assert line_of("3.4", {"classify_digits": as_list}).startswith("✓ 3.4: ")
 
@@ -311,7 +311,7 @@ def test_3_4_section_5s_settings_are_told_they_learn_too_slowly():
                 return sess.run(y_pred, feed_dict={x: x_new}).argmax(axis=1)
 
     assert line_of("3.4", {"classify_digits": section_5}) == (
-        f"✗ 3.4: {find('3.4').mistakes[2].hint}")
+        f"✗ 3.4: {find('3.4').mistakes[3].hint}")
 
 
 # ------------------------------------------------------------- 3.5: two updates of one variable
@@ -401,3 +401,31 @@ def test_3_4_swapped_loss_arguments_find_no_gradient_as_in_tf1():
     line = line_of("3.4", {"classify_digits": classify_digits})
     assert line.startswith("✗ 3.4: minimize found no gradient"), line
     assert "eg.losses.softmax_cross_entropy(y, logits)" in line
+
+
+def test_3_4_an_answer_that_replays_or_trains_nothing_is_told_so():
+    """Digits predicted before the check called (replayed), the test labels as stored, and a
+    numpy nearest-neighbour search: right digits, or the labels, without a model trained in a
+    graph by this call."""
+    from edugraph.exercises.lesson03 import _nearest_neighbour
+    not_trained = "✗ 3.4: classify_digits gets the digits right, but no Session run changed"
+    classified_once(*_lesson_digits())      # (trained once, outside the check)
+    assert line_of("3.4", {"classify_digits": classified_once}).startswith(not_trained)
+    assert line_of("3.4", {"classify_digits": _nearest_neighbour}).startswith(not_trained)
+    stored = line_of("3.4", {"classify_digits": lambda *a: eg.datasets.load_digits()[1][1]})
+    assert stored.startswith("✗ 3.4: classify_digits returned the test set's own labels")
+
+
+def _lesson_digits():
+    from edugraph.exercises.lesson03 import _digits
+    return _digits()[:3]
+
+
+def test_3_5_two_wrong_names_each_get_their_hint():
+    from tests.exercise_lines import hint_of
+    ordered, edugraph = hint_of("3.5", "v_ordered:"), hint_of("3.5", "v_edugraph: in edugraph")
+    both = {**SOLUTIONS["3.5"](), "v_edugraph": 50.0, "v_ordered": 20.0}
+    assert line_of("3.5", both) == ordered + " Also, " + edugraph.removeprefix("✗ 3.5: ")
+    three = {**both, "tf1_possible": [50.0, 23.0]}
+    line = line_of("3.5", three)
+    assert line.count("Also, ") == 2 and "tf1_possible misses" in line, line

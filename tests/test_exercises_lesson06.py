@@ -142,8 +142,8 @@ def pair_net(encoder):
 def test_6_3_a_shared_encoder_passes_also_as_a_sequential_and_a_changed_one_fails():
     flatten, dense = layers.Flatten(), layers.Dense(16, activation="relu")
     assert line_of("6.3", {"pair_net": pair_net(lambda image: dense(flatten(image)))}) == (
-        "✓ 6.3: pair_net has two inputs, one encoder for both (1,057 parameters), and gives "
-        "the same answer when the images are swapped: a + b = b + a.")
+        "✓ 6.3: pair_net has two inputs, one relu encoder for both (1,057 parameters), and "
+        "gives the same answer when the images are swapped: a + b = b + a.")
     encoder = eg.Sequential([layers.Flatten(input_shape=(8, 8)),
                              layers.Dense(16, activation="relu")])
     assert line_of("6.3", {"pair_net": pair_net(encoder)}).startswith("✓ 6.3")
@@ -389,3 +389,24 @@ def test_6_3_no_sigmoid_is_found_even_where_the_outputs_happen_to_lie_in_0_1():
     assert 0 <= outputs.min() and outputs.max() <= 1
     assert line_of("6.3", {"pair_net": pair_net}).startswith(
         "✗ 6.3: pair_net's output is not a probability")
+
+
+@pytest.mark.parametrize("activation", ["tanh", "sigmoid", "elu"])
+def test_6_3_an_encoder_with_another_activation_than_relu_is_told_so(activation):
+    from edugraph.exercises.lesson06 import _pair_net
+    assert line_of("6.3", {"pair_net": _pair_net(encoder_activation=activation)}).startswith(
+        "✗ 6.3: pair_net's encoder has another activation than the relu")
+
+
+def test_6_3_a_relu_as_a_layer_of_its_own_passes():
+    flatten, dense, relu = layers.Flatten(), layers.Dense(16), layers.ReLU()
+    assert line_of("6.3", {"pair_net": pair_net(lambda image: relu(dense(flatten(image))))}
+                   ).startswith("✓ 6.3")
+
+
+def test_6_1_a_model_fit_on_the_test_images_alone_or_added_to_x_fit_is_told_so():
+    from edugraph.exercises.lesson06 import (_trained_on_the_test_images,
+                                             _trained_with_the_test_images)
+    for leaked in (_trained_on_the_test_images, _trained_with_the_test_images):
+        assert line_of("6.1", leaked()).startswith(
+            "✗ 6.1: digits_net is far surer of the test images than of the validation")

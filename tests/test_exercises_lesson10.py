@@ -166,3 +166,19 @@ def test_10_4_wrong_forms_get_one_line():
     line = line_of("10.4", {"FixedNet": Typo})
     assert line.startswith("✗ 10.4: running your answer raised AttributeError")
     assert "(in forward, line" in line
+
+
+@pytest.mark.parametrize("rate", [0.45, 0.55, 0.2])
+def test_10_4_dropout_at_another_rate_than_one_half_is_told_so(rate):
+    from edugraph.exercises.lesson10 import F, _net_with
+    other = _net_with(lambda self, h: F.dropout(h, p=rate, training=self.training))
+    assert line_of("10.4", {"FixedNet": other}) == (
+        "✗ 10.4: FixedNet drops another share of the hidden units than half: AlwaysDrops's "
+        "rate is p = 0.5; keep it.")
+
+
+def test_10_4_multiplicative_gaussian_noise_drops_nothing_and_is_told_so():
+    from edugraph.exercises.lesson10 import _gaussian_noise
+    assert line_of("10.4", {"FixedNet": _gaussian_noise}).startswith(
+        "✗ 10.4: in training mode FixedNet multiplies the hidden units by random factors but "
+        "sets none of them to 0")

@@ -83,6 +83,9 @@ def number(value, name):
     array = _host_array(value, name)
     if array.size != 1:
         raise WrongForm(f"{name} should be one number, not {describe(value)}.")
+    if array.ndim:      # [3.0] is refused above; np.array([3.0]) is the same answer
+        raise WrongForm(f"{name} should be one number, not {describe(value)} holding one: "
+                        f"take the number out of it with .item().")
     return float(array.reshape(()))
 
 

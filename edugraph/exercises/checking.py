@@ -111,12 +111,18 @@ class Exercise:
     run: Callable[[dict], dict] | None = None
     rtol: float = 1e-6
     atol: float = 1e-9
+    # each mistake concerns one name (its hint starts with it): every wrong name's hint is
+    # shown, not only the first one's
+    hints_per_name: bool = False
     _reference: dict | None = field(default=None, init=False, repr=False)
 
     def verify(self, namespace):
         """The line a right answer earns; anything else raises ``ExerciseNotPassed``."""
         unset = [name for name in self.reads if _unset(namespace.get(name))]
         if len(unset) == len(self.reads):
+            unreadable = _answer_cell_not_read(namespace, self.reads)
+            if unreadable:              # answered, but Python could not read the answer
+                raise ExerciseNotPassed(f"✗ {self.id}: {unreadable}")
             raise NotAttempted(f"{self.id} not attempted yet: {_what_to_do(unset)}")
         if unset:               # begun: the stub is gone, but the cell stopped or left some out
             raise ExerciseNotPassed(
@@ -140,11 +146,26 @@ class Exercise:
             shown = {**answer, **got} if isinstance(got, dict) else answer
             return f"✓ {self.id}: " + (self.passed(shown) if callable(self.passed)
                                        else self.passed.format(**shown))
-        for mistake in self.mistakes:
-            if mistake.matches(got, reference, self.rtol, self.atol):
-                raise ExerciseNotPassed(f"✗ {self.id}: {mistake.hint}")
+        matched = [m.hint for m in self.mistakes
+                   if m.matches(got, reference, self.rtol, self.atol)]
+        if matched and self.hints_per_name:
+            raise ExerciseNotPassed(f"✗ {self.id}: " + self._every_names_hint(matched, got))
+        if matched:
+            raise ExerciseNotPassed(f"✗ {self.id}: {matched[0]}")
         raise ExerciseNotPassed(f"✗ {self.id}: not right yet. {self.expected}"
                                 + _which_are_right(got, reference, self))
+
+    def _every_names_hint(self, hints, got):
+        """The first hint for each name that earned one, and the wrong names that did not."""
+        first = {}
+        for hint in hints:
+            first.setdefault(hint.split()[0].rstrip(":"), hint)
+        reference = self.right_answer()
+        unexplained = [n for n in self.reads if n not in first and n in reference
+                       and not close(got[n], reference[n], self.rtol, self.atol)]
+        return " Also, ".join(first.values()) + (
+            f" ({_listed(unexplained)} {'is' if len(unexplained) == 1 else 'are'} not right "
+            "either.)" if unexplained else "")
 
     def right_answer(self):
         """The reference answer, computed once."""
@@ -155,6 +176,35 @@ class Exercise:
 
 def _unset(value):
     return value is None or value is Ellipsis
+
+
+def _answer_cell_not_read(namespace, names):
+    """Why the answer cell did not run, where Python could not read it (a SyntaxError or an
+    IndentationError leaves every name unset, and nothing says so but the cell's own
+    output): the cell is the latest in IPython's input history (``_ih``) before this check
+    that names an answer or still holds the stub. None where there is no such history (a
+    namespace in the tests) or the cell compiles."""
+    history = namespace.get("_ih")
+    if not isinstance(history, list) or len(history) < 2:
+        return None
+    named = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b|YOUR CODE HERE")
+    cell = next((c for c in reversed(history[:-1]) if isinstance(c, str) and named.search(c)
+                 and not re.fullmatch(r"\s*(check|progress)\(.*\)\s*", c)), None)
+    if cell is None:
+        return None
+    try:
+        from IPython.core.inputtransformer2 import TransformerManager
+        code = TransformerManager().transform_cell(cell)    # (magics, as IPython runs them)
+    except Exception:           # no IPython, or a cell it cannot transform: read it as it is
+        code = cell
+    try:
+        compile(code, "<answer cell>", "exec")
+    except SyntaxError as e:
+        line = (e.text or "").strip()
+        return (f"your answer cell did not run: Python could not read it ({type(e).__name__}: "
+                f"{e.msg}, line {e.lineno}" + (f": {line}" if line else "") + "). Fix that "
+                "line, run the cell again, then this check.")
+    return None
 
 
 def _listed(names):

@@ -54,6 +54,14 @@ def _f_sign_flipped():
     return _with_forward({k: -v for k, v in _f_by_parts().items() if k.startswith("df")})
 
 
+def _one_sign_slipped(got, reference):
+    """Some gradients have the reference's size and the opposite sign, all else is right."""
+    flipped = [k for k in reference if k.startswith("df") and reference[k]
+               and np.isclose(got[k], -reference[k])]
+    return bool(flipped) and all(np.isclose(got[k], reference[k]) for k in reference
+                                 if k not in flipped)
+
+
 ex1_1 = Exercise(
     "1.1",
     reads={name: number for name in ("q1", "z1", "f1", "df1_dw", "df1_dx", "df1_db")},
@@ -74,6 +82,11 @@ ex1_1 = Exercise(
         Mistake("the gradients have the wrong sign: z = w·x + b is negative here, so 2z is "
                 "too.",
                 gives=_f_sign_flipped),
+        Mistake("a gradient has the right size but the wrong sign: follow the signs along "
+                "its path: 2z is negative here (z = w·x + b < 0), and a mul gate multiplies "
+                "it by the OTHER input, which may be negative too.",
+                when=_one_sign_slipped,
+                example=lambda: {**_f_by_parts(), "df1_dw": -_f_by_parts()["df1_dw"]}),
     ),
 )
 

@@ -6,6 +6,7 @@ Answers here are graph tensors and functions that build graphs. The checks run t
 of their own, and keep the kernel's graph state as it was: a student's function that leaves a
 graph open (or turns eager execution off) must not change where the notebook's next cells build.
 """
+import contextlib
 import functools
 import itertools
 
@@ -439,17 +440,41 @@ TRAIN_IMAGES = 500              # the lesson trains on the first 500 images of t
 
 @functools.lru_cache(maxsize=1)
 def _digits():
-    """The lesson's 500 training images (flat, one-hot labels) and the held-out test split."""
+    """The lesson's 500 training images (flat, one-hot labels) and the held-out test split,
+    in an order of its own (so that an answer that ignores x_new does not match its labels),
+    with the stored order of the labels."""
     (x_images, labels), (test_images, test_labels) = eg.datasets.load_digits()
     x_train = x_images[:TRAIN_IMAGES].reshape(TRAIN_IMAGES, -1)
     y_train = np.eye(CLASSES, dtype=np.float32)[labels[:TRAIN_IMAGES]]
-    return x_train, y_train, test_images.reshape(len(test_images), -1), test_labels
+    order = np.random.default_rng(34).permutation(len(test_images))
+    return (x_train, y_train, test_images.reshape(len(test_images), -1)[order],
+            test_labels[order], test_labels)
+
+
+@contextlib.contextmanager
+def _updates_watched():
+    """Count the Session.run calls that change a variable's value (training steps in a
+    graph), while the student's function runs."""
+    from edugraph.graph.session import Session
+    counted, run = [0], Session.run
+
+    def watched(session, *args, **kwargs):
+        before = {k: np.array(v, copy=True) for k, v in session._variables.items()}
+        values = run(session, *args, **kwargs)
+        counted[0] += any(k in before and not np.array_equal(before[k], np.asarray(v))
+                          for k, v in session._variables.items())
+        return values
+    Session.run = watched
+    try:
+        yield counted
+    finally:
+        Session.run = run
 
 
 def _run_classifier(answer):
     """classify_digits trained on the lesson's images, judged on the test images."""
-    x_train, y_train, x_test, test_labels = _digits()
-    with building_state_kept():
+    x_train, y_train, x_test, test_labels, stored_labels = _digits()
+    with building_state_kept(), _updates_watched() as updates:
         try:
             predicted = answer["classify_digits"](x_train.copy(), y_train.copy(),
                                                   x_test.copy())
@@ -469,7 +494,9 @@ def _run_classifier(answer):
                         "(argmax), not the score itself.")
     accuracy = float(np.mean(predicted == test_labels))
     return {"shape": predicted.shape, "right": int(np.sum(predicted == test_labels)),
-            "accuracy": accuracy, "past the mark": accuracy >= REQUIRED_ACCURACY}
+            "accuracy": accuracy, "past the mark": accuracy >= REQUIRED_ACCURACY,
+            "trained in a graph": updates[0] > 0,
+            "stored labels": float(np.mean(predicted == stored_labels)) > 0.5}
 
 
 _PREDICTIONS = {"digits": lambda scores: scores.argmax(axis=1),
@@ -503,6 +530,16 @@ def _test_shape():
     return _digits()[3].shape
 
 
+def _nearest_neighbour(x_data, y_data, x_new):
+    """A classifier with no graph and nothing trained: each image's closest training image."""
+    distances = ((x_new[:, None, :] - x_data[None, :, :]) ** 2).sum(axis=2)
+    return y_data.argmax(axis=1)[distances.argmin(axis=1)]
+
+
+def _stored_labels(x_data, y_data, x_new):
+    return eg.datasets.load_digits()[1][1]
+
+
 def _accuracy_between(low, high):
     return lambda got, reference: low <= got["accuracy"] < high
 
@@ -511,14 +548,20 @@ ex3_4 = Exercise(
     "3.4",
     reads={"classify_digits": function},
     run=_run_classifier,
-    reference=lambda: {"shape": _test_shape(), "past the mark": True},
+    reference=lambda: {"shape": _test_shape(), "past the mark": True,
+                       "trained in a graph": True, "stored labels": False},
     passed=lambda got: (f"{got['right']} of {got['shape'][0]} held-out digits right "
-                        f"({got['accuracy']:.1%}; {REQUIRED_ACCURACY:.0%} needed): a model "
-                        "trained in a graph, one fetched update at a time."),
+                        f"({got['accuracy']:.1%}; {REQUIRED_ACCURACY:.0%} needed), from a model "
+                        "trained in a graph: Session runs updated its variables."),
     expected=f"classify_digits(x_data, y_data, x_new) returns one digit per image of x_new, "
              f"an integer array of shape (len(x_new),), and gets at least "
              f"{REQUIRED_ACCURACY:.0%} of the test images right.",
     mistakes=(
+        Mistake("classify_digits returned the test set's own labels, as load_digits stores "
+                "them, not digits predicted from the images of x_new (the check gives them "
+                "in another order): predict each image of x_new with the model you trained.",
+                when=lambda got, reference: got["stored labels"],
+                example={"classify_digits": _stored_labels}),
         Mistake("return one digit per image, the index of its largest score "
                 "(scores.argmax(axis=1)), not the scores.",
                 when=lambda got, reference: got["shape"] == (reference["shape"][0], CLASSES),
@@ -545,6 +588,12 @@ ex3_4 = Exercise(
                 "with no axis) it picks images, not digits.",
                 when=lambda got, reference: got["shape"] in ((CLASSES,), ()),
                 example=_classifier(returns="argmax over the images")),
+        Mistake("classify_digits gets the digits right, but no Session run changed a "
+                "variable: nothing was trained in a graph (a nearest-neighbour search in "
+                "numpy, say, is another method). Build the model with placeholders and "
+                "eg.layers.dense, and sess.run the op that minimize returns at every step.",
+                when=lambda got, reference: not got["trained in a graph"],
+                example={"classify_digits": _nearest_neighbour}),
     ),
 )
 
@@ -636,6 +685,7 @@ ex3_5 = Exercise(
     expected="tf1_possible is a set of numbers (every value v can end with in TF1), v_edugraph "
              "and v_ordered are numbers (v after the run in edugraph, without and with the "
              "control dependency).",
+    hints_per_name=True,
     mistakes=(
         Mistake("v_ordered: ops created inside eg.control_dependencies([inc]) run after inc, "
                 "and that includes scale's read of v. So scale reads the v that inc wrote.",

@@ -42,6 +42,18 @@ def _quadratic_step(params, x, y, lr, reduce="mean", resets=True, direction=-1.0
     return loss.item()
 
 
+def _rebinds(params, x, y, lr):
+    """The update written `p = p - lr * p.grad`: a new tensor, the parameter unchanged."""
+    a, b, c = params
+    loss = ((a * x ** 2 + b * x + c - y) ** 2).mean()
+    loss.backward()
+    with eg.no_grad():
+        for p in params:
+            p = p - lr * p.grad
+            p.grad.zero_()
+    return loss.item()
+
+
 def _swapped_features(params, x, y, lr):
     """A step whose model is a·x + b·x²: a and b trade places."""
     a, b, c = params
@@ -54,7 +66,15 @@ def _steps(step, num_steps=QUAD_STEPS):
     x, y = eg.tensor(QUAD_X), eg.tensor(QUAD_Y)
     losses, after = [], []
     for _ in range(num_steps):
-        loss = _returned(step(list(params), x, y, QUAD_LR), "quadratic_step(params, x, y, lr)")
+        try:
+            loss = step(list(params), x, y, QUAD_LR)
+        except AttributeError as e:
+            # `p = p - lr * p.grad` rebinds p to a new tensor, which has no .grad to zero
+            if "'NoneType' object has no attribute" in str(e) and \
+                    all(p.item() == 0 for p in params):
+                return {"rebound": True}
+            raise
+        loss = _returned(loss, "quadratic_step(params, x, y, lr)")
         losses.append(number(loss, "the loss quadratic_step returns"))
         after.append([p.item() for p in params])    # the parameters the check made
     return {"losses": np.array(losses), "params": np.array(after)}
@@ -78,6 +98,12 @@ ex5_1 = Exercise(
              "number (checked over 3 steps, to 1e-4).",
     rtol=1e-4, atol=1e-6,
     mistakes=(
+        Mistake("`p = p - lr * p.grad` makes a new tensor (with no .grad, hence the "
+                "AttributeError) and only rebinds the name p: the parameter itself never "
+                "changes. Update it in place, p -= lr * p.grad, under `with eg.no_grad():`, "
+                "then p.grad.zero_().",
+                when=lambda got, reference: got.get("rebound", False),
+                example={"quadratic_step": _rebinds}),
         Mistake("the parameters never moved. Either `p = p - lr * p.grad` made a new "
                 "tensor and only rebound the name p (change the parameter itself, in place: "
                 "p -= lr * p.grad under `with eg.no_grad():`), or the gradient was zeroed "
@@ -524,17 +550,27 @@ def _run_cond(answer):
     relu_or_square = answer["relu_or_square"]
     got = _branch_results(relu_or_square)   # first: a stub, not traced, is "not attempted"
     traced = isinstance(relu_or_square, eg.Function)
-    return {**got, "traced": traced, "cond by hand": traced and not relu_or_square.autograph}
+    graph_branch = traced and "If" in [
+        op.type for op in relu_or_square.get_concrete_function(
+            eg.tensor(COND_INPUTS[0])).graph.get_operations()]
+    return {**got, "traced": traced, "cond by hand": traced and not relu_or_square.autograph,
+            "graph branch": graph_branch}
+
+
+def _both_computed(v):
+    """eg.where on the one number mean > 0: the right values, both branches computed."""
+    return eg.where(eg.reduce_mean(v) > 0, v * v, eg.nn.relu(v))
 
 
 ex5_5 = Exercise(
     "5.5",
     reads={"relu_or_square": function},
     run=_run_cond,
-    reference=lambda: {**_branch_results(_cond_rule()), "traced": True, "cond by hand": True},
+    reference=lambda: {**_branch_results(_cond_rule()), "traced": True, "cond by hand": True,
+                       "graph branch": True},
     passed="relu_or_square squares v when its mean is > 0 and applies relu otherwise, on 3 "
            "inputs, and the gradient flows through the branch that ran: your eg.cond put "
-           "both branches into one traced graph.",
+           "both branches into one traced graph, as an If node.",
     expected="relu_or_square(v) is an @eg.function(autograph=False) that returns v * v when "
              "eg.reduce_mean(v) > 0 and eg.nn.relu(v) otherwise, with eg.cond (checked on 3 "
              "inputs of shape (4,): the values and the gradient of their sum, to 1e-6).",
@@ -569,6 +605,12 @@ ex5_5 = Exercise(
                 when=lambda got, reference: _right_branches(got, reference) and
                 not got["cond by hand"],
                 example={"relu_or_square": _cond_rule(autograph=True)}),
+        Mistake("right values, but the traced graph has no If node: eg.where (or arithmetic "
+                "with the condition) computes both branches and picks afterwards. Write "
+                "eg.cond(pred, true_fn, false_fn), which runs one branch.",
+                when=lambda got, reference: _right_branches(got, reference) and
+                got["cond by hand"] and not got["graph branch"],
+                example={"relu_or_square": eg.function(autograph=False)(_both_computed)}),
     ),
 )
 

@@ -366,7 +366,7 @@ def _passes(split_fn, make_dataset, num_val):
 def _split_properties(split_fn):
     """What a split does: its sizes in each case, whether each property of a right split
     holds in every case, and whether some validation part is the data's first elements."""
-    sizes, holds, stored_order = [], [], False
+    sizes, holds, stored_order, block, every_kth = [], [], False, False, False
     for make_dataset, num_val in _SPLIT_CASES:
         values, *passes = _passes(split_fn, make_dataset, num_val)
         val_1, train_1, val_2, train_2 = passes
@@ -382,8 +382,14 @@ def _split_properties(split_fn):
             # seed (an unseeded shuffle after skip), as the prompt asks only for the split
             "reproducible": sorted(_passes(split_fn, make_dataset, num_val)[1]) == sorted(val_1)})
         stored_order |= val_1 == values[:num_val]
+        # a pattern of the stored order, which a random sample almost never is (odds below
+        # 1e-30 here): one run of consecutive elements, or every k-th
+        places = sorted(values.index(v) for v in val_1 if v in values)
+        gaps = set(np.diff(places).tolist())
+        block |= gaps == {1}
+        every_kth |= len(gaps) == 1 and gaps != {1}
     return {"sizes": tuple(sizes), **{p: all(h[p] for h in holds) for p in holds[0]},
-            "stored order": stored_order}
+            "stored order": stored_order, "a block": block, "every k-th": every_kth}
 
 
 def _split(shuffle_first=True, fixed=True, train_count=0, buffer=None, seed=0,
@@ -401,14 +407,27 @@ def _split(shuffle_first=True, fixed=True, train_count=0, buffer=None, seed=0,
     return split
 
 
+def _last_elements(ds, num_val):
+    n = ds.cardinality()
+    return ds.take(n - num_val).shuffle(n, seed=1), ds.skip(n - num_val)
+
+
+def _every_kth(ds, num_val):
+    elements = list(ds.as_numpy_iterator())
+    k = len(elements) // num_val
+    kept = [e for i, e in enumerate(elements) if i % k != 0]
+    return (Dataset.from_tensor_slices(np.array(kept)).shuffle(len(kept), seed=1),
+            Dataset.from_tensor_slices(np.array(elements[::k])))
+
+
 ex8_3 = Exercise(
     "8.3",
     reads={"split_validation": function},
     run=lambda answer: _split_properties(answer["split_validation"]),
     reference=lambda: _split_properties(_split()),
-    passed="take and skip cut one fixed shuffle: validation is a random sample of num_val "
-           "elements, the same every pass; training holds all the others, reshuffled every "
-           "epoch; the split is the same on every run.",
+    passed="validation is num_val elements from all over the data, in no pattern of the "
+           "stored order (as a shuffle picks them), the same every pass; training holds all "
+           "the others, reshuffled every epoch; the split is the same on every run.",
     expected="split_validation(ds, num_val) returns (train, validation), two datasets of "
              "single elements: num_val random elements of ds, and all the others.",
     mistakes=(
@@ -435,6 +454,16 @@ ex8_3 = Exercise(
                 "before take and skip.",
                 when=lambda got, reference: got["stored order"],
                 example={"split_validation": _split(shuffle_first=False)}),
+        Mistake("the validation set is one run of consecutive elements in stored order (the "
+                "last num_val, say): if the data are sorted (by class, by date) it sees only "
+                "one kind. Shuffle first, then cut the shuffled dataset with take and skip.",
+                when=lambda got, reference: got["a block"],
+                example={"split_validation": _last_elements}),
+        Mistake("the validation set is every k-th element in stored order, a pattern, not a "
+                "random sample: data that repeat with a period (a class cycle, the days of a "
+                "week) put one kind in it. Shuffle first, then cut with take and skip.",
+                when=lambda got, reference: got["every k-th"],
+                example={"split_validation": _every_kth}),
         Mistake("the validation elements all come from the start of the data: a shuffle "
                 "buffer smaller than the dataset moves elements only a few places. Use "
                 "buffer_size ≥ ds.cardinality().",

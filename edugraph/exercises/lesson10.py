@@ -267,6 +267,16 @@ _flag_reversed = _net_with(lambda self, h: F.dropout(h, p=RATE4, training=not se
 _not_scaled = _net_with(lambda self, h: h * eg.cast(eg.random.uniform(h.shape) >= RATE4,
                                                     h.dtype) if self.training else h)
 _other_rate = _net_with(lambda self, h: F.dropout(h, p=0.2, training=self.training))
+_nearly_half = _net_with(lambda self, h: F.dropout(h, p=0.45, training=self.training))
+_gaussian_noise = _net_with(lambda self, h: h * (1 + eg.random.normal(h.shape))
+                            if self.training else h)
+
+
+class _DropsTheImage(_FixedNet):
+    """Dropout on the input pixels instead of the hidden units."""
+
+    def forward(self, x):
+        return self.out(F.relu(self.hidden(F.dropout(x, p=RATE4, training=self.training))))
 
 
 def _layer(net, name, size):
@@ -288,17 +298,38 @@ def _net_behaviour(answer):
     hidden, out = _layer(net, "hidden", (64, 32)), _layer(net, "out", (32, 10))
     image = np.random.default_rng(10).random((1, 64)).astype(np.float32)
     copies = np.repeat(image, N_COPIES, axis=0)
+    seen = []                           # what reaches out: the hidden units, dropped or not
+    forward = out.forward
+
+    def recording(h, *args, **kwargs):
+        seen.append(np.array(h.numpy() if isinstance(h, eg.Tensor) else h, np.float64))
+        return forward(h, *args, **kwargs)
+    out.forward = recording
     net.train()
     trained = array(net(eg.tensor(copies)), "FixedNet's output in training mode")
+    reached_out = seen[0] if seen and seen[0].shape == (N_COPIES, 32) else None
     net.eval()
     evaluated = [array(net(eg.tensor(copies[:3])), "FixedNet's output after eval()")
                  for _ in range(2)]
     if trained.shape != (N_COPIES, 10) or evaluated[0].shape != (3, 10):
         raise WrongForm(f"FixedNet should give 10 outputs per image; for {N_COPIES} images it "
                         f"gave an array of shape {trained.shape}.")
+    out.forward = forward
     with eg.no_grad():                  # the network without dropout, from its own layers
         units = F.relu(hidden(eg.tensor(image))).numpy().astype(np.float64)
         plain = out(eg.tensor(units, dtype=eg.float32)).numpy().astype(np.float64)
+    # each active hidden unit (above 0 after the ReLU) in each copy: dropped (0) or kept,
+    # and by how much a kept one was multiplied (1/(1 − p) = 2 for inverted dropout)
+    active = units[0] > 0
+    share_dropped, kept_scale = 0.0, "none"
+    if reached_out is not None and active.any():
+        passed = reached_out[:, active] / units[0, active]
+        dropped = np.abs(passed) < 1e-6
+        share_dropped = float(dropped.mean())
+        kept = passed[~dropped]
+        kept_scale = ("1/(1 − p)" if np.allclose(kept, 1 / (1 - RATE4), rtol=1e-4) else
+                      "constant" if np.allclose(kept, kept[0], rtol=1e-4) else "other") \
+            if kept.size else "none"
     weights = out.weight.numpy().astype(np.float64)
     # each kept hidden unit i adds W[j, i]·a_i/(1 − p), a dropped one 0: the variance of
     # output j is Σ_i W[j, i]² a_i² · p/(1 − p) (exercise 10.3, unit by unit)
@@ -320,6 +351,11 @@ def _net_behaviour(answer):
         "unscaled" if average_is(bias + (1 - RATE4) * (plain[0] - bias)) else "other",
         "varies as p = 0.5 predicts": bool(
             0.8 < np.median(trained.var(axis=0) / predicted_variance) < 1.25),
+        # (some 32,000 active units: a share of p = 0.5 lies within 0.01 of it, p = 0.45
+        # does not)
+        "drops a share p = 0.5": abs(share_dropped - RATE4) < 0.02,
+        "kept units scaled": kept_scale,
+        "share dropped": share_dropped,
     }
 
 
@@ -331,10 +367,13 @@ ex10_4 = Exercise(
     "10.4",
     reads={"FixedNet": function},
     run=_net_behaviour,
-    reference=lambda: _net_behaviour({"FixedNet": _FixedNet}),
-    passed=f"FixedNet drops hidden units after train() (its average over {N_COPIES} masks "
-           "is the plain network's output, and it varies as much as p = 0.5 predicts) and "
-           "gives the plain network's output, every time, after eval().",
+    reference=lambda: {k: v for k, v in _net_behaviour({"FixedNet": _FixedNet}).items()
+                       if k != "share dropped"},
+    passed=lambda got: (
+        f"FixedNet drops {got['share dropped']:.1%} of the active hidden units after train() "
+        f"(p = 0.5) and doubles the kept ones, 1/(1 − p) (its average over {N_COPIES} masks "
+        "is the plain network's output), and gives the plain network's output, every time, "
+        "after eval()."),
     expected="FixedNet() has AlwaysDrops's layers and gives 10 outputs per image; after "
              "train() its dropout drops half the hidden units, after eval() none.",
     mistakes=(
@@ -358,12 +397,24 @@ ex10_4 = Exercise(
                 "does.",
                 when=_behaves(**{"average in training": "unscaled"}),
                 example={"FixedNet": _not_scaled}),
+        Mistake("in training mode FixedNet multiplies the hidden units by random factors "
+                "but sets none of them to 0: dropout drops units, each kept with probability "
+                "1 − p and scaled by 1/(1 − p), dropped (0) otherwise, as F.dropout does.",
+                when=lambda got, ref: got["drops in training"] and got["share dropped"] < 0.01,
+                example={"FixedNet": _gaussian_noise}),
+        Mistake("FixedNet drops another share of the hidden units than half: AlwaysDrops's "
+                "rate is p = 0.5; keep it.",
+                when=lambda got, ref: got["share dropped"] >= 0.01
+                and not got["drops a share p = 0.5"]
+                and got["kept units scaled"] in ("1/(1 − p)", "constant"),
+                example={"FixedNet": _nearly_half}),
         Mistake("in training mode FixedNet does not behave like dropout with p = 0.5 on the "
                 "32 hidden units (after the ReLU, before out): keep AlwaysDrops's rate and "
                 "place.",
                 when=lambda got, ref: got["average in training"] == "other"
-                or not got["varies as p = 0.5 predicts"],
-                example={"FixedNet": _other_rate}),
+                or not got["varies as p = 0.5 predicts"] or got["kept units scaled"] != ref[
+                    "kept units scaled"],
+                example={"FixedNet": _DropsTheImage}),
     ),
 )
 
