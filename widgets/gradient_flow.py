@@ -12,8 +12,9 @@ step, in ``flow.steps``):
 
 * ``grad_norm``: the length of the layer's gradient, $\\lVert g \\rVert_2$ over all its
   weights (a vanishing gradient fades from the output towards the input);
-* ``p10``, ``p50``, ``p90``: percentiles of the entries' sizes $|g_i|$ (TensorBoard's
-  distribution bands);
+* ``p10``, ``p50``, ``p90``: percentiles of the entries' sizes $|g_i|$, over the entries
+  that are not 0 (TensorBoard's distribution bands; a dead ReLU's zeros are counted in
+  ``dead``, and a log scale has no 0);
 * ``update_ratio``: $\\lVert \\Delta w \\rVert / \\lVert w \\rVert$, how far the step moved the
   weights (CS231n's rule of thumb: about $10^{-3}$; much larger, the learning rate is too
   large; much smaller, too small);
@@ -78,11 +79,11 @@ def layer_statistics(grads, weights_before=None, weights_after=None, unit_axis=-
     for the update ratio, its weights before and after the step (None: not known)."""
     sizes = np.abs(np.concatenate([np.ravel(g) for g in grads]).astype(np.float64))
     finite = np.isfinite(sizes)
-    kept = sizes[finite]
+    kept = sizes[finite & (sizes > 0)]
     p10, p50, p90 = np.percentile(kept, (10, 50, 90)) if kept.size else (math.nan,) * 3
     stats = {"grad_norm": math.sqrt(float(np.dot(sizes, sizes))) if finite.all() else math.inf,
              "p10": float(p10), "p50": float(p50), "p90": float(p90),
-             "nonfinite": int(sizes.size - kept.size), "dead": None, "update_ratio": None}
+             "nonfinite": int(sizes.size - np.count_nonzero(finite)), "dead": None, "update_ratio": None}
     kernel = next((g for g in grads if np.ndim(g) >= 2), None)
     if kernel is not None:          # a unit is a slice along unit_axis: all of it zero, dead
         moved = np.moveaxis(np.abs(kernel), unit_axis, 0).reshape(kernel.shape[unit_axis], -1)
