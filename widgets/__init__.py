@@ -2,6 +2,7 @@
 learning curves."""
 from .inspector import GraphInspector
 from .projector import Projector
+from .gradient_flow import GradientFlow
 from .training import TrainingPlot
 
-__all__ = ["GraphInspector", "Projector", "TrainingPlot"]
+__all__ = ["GradientFlow", "GraphInspector", "Projector", "TrainingPlot"]

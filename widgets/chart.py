@@ -23,7 +23,8 @@ LEFT, RIGHT = 58, 14            # px: room for the y ticks' labels; the right ed
 class Series:
     """One curve: ``dash`` draws it dashed; ``marker``: a shape at each point ("circle",
     "star"...; None: a line only, ``line=False``: markers only); ``tips``: the tooltip of
-    each point."""
+    each point; ``low`` and ``high``: a band drawn behind the line, from low to high at each
+    x (TensorBoard's percentile bands)."""
     name: str
     x: list
     y: list
@@ -34,6 +35,8 @@ class Series:
     line: bool = True
     legend: bool = True
     tips: list = None
+    low: list = None
+    high: list = None
 
 
 @dataclass
@@ -144,7 +147,8 @@ def _panel(panel, top, width, height, x_scale, x_ticks, ink):
     legend, plot_top = _legend(panel.series, top + 14, width, ink)
     body += legend
     plot_bottom = top + height
-    ys = [y for s in panel.series for y in finite(s.y, panel.log_y)]
+    ys = [y for s in panel.series for values in (s.y, s.low or [], s.high or [])
+          for y in finite(values, panel.log_y)]
     if panel.log_y:
         ticks = log_ticks(ys) or [1.0]
         low, high = min(ys + ticks[:1]), max(ys + ticks[-1:])
@@ -190,7 +194,26 @@ def _curve(series, x_scale, y_scale, log):
             mark = svg.marker(series.marker, *point, series.marker_px, fill=series.colour)
             marks.append(svg.group([mark], title=tip) if tip else mark)
     runs.append(run)
+    band = _band(series, x_scale, y_scale, log) if series.low and series.high else ""
     line = svg.polylines(runs, stroke=series.colour, stroke_width=2,
                          stroke_dasharray="6 4" if series.dash else None,
                          stroke_linejoin="round") if series.line else ""
-    return svg.group([line] + marks, class_="series", data_series=series.name)
+    return svg.group([band, line] + marks, class_="series", data_series=series.name)
+
+
+def _band(series, x_scale, y_scale, log):
+    """The filled area between ``low`` and ``high`` (one polygon per run of drawable
+    points), faint, in the series' colour."""
+    runs, run = [], []
+    for x, low, high in zip(series.x, series.low, series.high):
+        if not all(v is not None and math.isfinite(v) and (v > 0 or not log)
+                   for v in (low, high)):
+            runs.append(run)
+            run = []
+            continue
+        run.append((x_scale(x), y_scale(low), y_scale(high)))
+    runs.append(run)
+    return "".join(svg.polygon([(x, high) for x, _, high in run]
+                               + [(x, low) for x, low, _ in reversed(run)],
+                               fill=series.colour, fill_opacity=0.18, class_="band")
+                   for run in runs if len(run) >= 2)

@@ -50,6 +50,7 @@ class Model(Module):
         super().__init__(name=name, **kwargs)
         self.optimizer = self.loss = None
         self.stop_training = False
+        self.last_gradients = None          # the last train_step's (gradient, variable) pairs
         self.distribute_strategy = current_strategy()
         self._nodes = None
         if inputs is not None or outputs is not None:
@@ -166,8 +167,12 @@ class Model(Module):
     def train_step(self, x, y):
         """One optimisation step on one batch; returns the batch's loss and metrics. A batch
         whose loss is NaN or infinite changes no weight (its gradients would make them all
-        NaN); ``fit`` then stops and says why (``TerminateOnNaN``)."""
+        NaN); ``fit`` then stops and says why (``TerminateOnNaN``). The batch's (gradient,
+        variable) pairs stay in ``last_gradients`` until the next step: a callback such as
+        ``widgets.GradientFlow`` reads them in ``on_train_batch_end``, without a second
+        backward pass."""
         grads_and_vars, logs = self.compute_gradients(x, y)
+        self.last_gradients = grads_and_vars     # what an instrument reads after the batch
         if math.isfinite(logs["loss"]):
             self.optimizer.apply_gradients([(g, v) for g, v in grads_and_vars if g is not None])
         return logs
