@@ -45,6 +45,7 @@ class Scatter:
     axis_titles: list = field(default_factory=list)
     legend: list = field(default_factory=list)
     title: str = ""
+    background: bool = False     # a background of the theme's colour (else see-through)
     turn: float = 30.0
     tilt: float = 20.0
 
@@ -114,7 +115,8 @@ class Scatter:
         sizes = np.full(n, 6.0) if self.sizes is None else np.asarray(self.sizes, float)
         ids = range(n) if self.ids is None else self.ids
         tips = self.tips if self.tips is not None else [None] * n
-        body = []
+        body = [svg.rect(0, 0, width, height, fill=BACKGROUND[theme])] if self.background \
+            else []
         if self.title:
             body.append(svg.text(width / 2, 14, self.title, TICK_PX + 3, bold=True,
                                  fill=ink["text"], class_="title"))
