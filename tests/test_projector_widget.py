@@ -348,3 +348,35 @@ def test_labels_shown_when_the_notebook_narrows_are_placed_again_in_the_new_widt
     narrow = label_boxes(view)
     assert len(narrow) >= 5 and narrow != wide
     assert all(x1 <= 400 - 12 for _, _, x1, _ in narrow.values())
+
+
+def test_the_word_map_names_words_apart_in_the_projectors_colours():
+    """Lesson 7's static map printed "english" and "spanish" as "englishpanish" and "seoul" on
+    "the", and coloured the capitals blue where the projector draws them orange."""
+    from widgets.measure import text_width
+    from widgets.projector import word_map
+    from widgets.projector.colours import colour_points
+    from widgets.projector.drawing import LABEL_PX
+    words = ["drink", "eat", "go", "english", "spanish", "seoul", "the", "in", "paris"]
+    kinds = ["verb"] * 3 + ["language"] * 2 + ["capital", "other", "other", "capital"]
+    coordinates = np.array([[0, 0], [2, 0], [5.05, 5.2], [5, 5], [5.2, 5.05], [8, 1],
+                            [8.1, 1.05], [0.5, 2], [8.5, 3]])
+    drawn = Drawn(word_map(coordinates, words, kinds, title="t-SNE", width=700).data)
+    assert drawn.width == 700
+    labels = drawn.text_elements("label")
+    named = [t.text for t in labels]
+    assert {"english", "spanish", "seoul", "the"} <= set(named) and len(named) == 8
+    boxes = [(float(t.get("x")), float(t.get("y")) - LABEL_PX * 0.65,
+              float(t.get("x")) + text_width(t.text, LABEL_PX) - 4,
+              float(t.get("y")) + LABEL_PX * 0.65) for t in labels]
+    for a in range(len(boxes)):
+        for b in range(a + 1, len(boxes)):
+            (ax0, ay0, ax1, ay1), (bx0, by0, bx1, by1) = boxes[a], boxes[b]
+            assert not (min(ax1, bx1) > max(ax0, bx0) and min(ay1, by1) > max(ay0, by0)), \
+                (named[a], named[b])
+    colours, _ = colour_points(kinds)                      # as the projector colours them
+    fills = {int(c.get("data-id")): c.get("fill") for c in drawn.elements("circle")
+             if c.get("data-id") is not None}
+    assert [fills[i] for i in range(len(words))] == list(colours)
+    assert fills[5] == "#E69F00"                           # capitals orange
+    assert {t.text for t in drawn.text_elements("legend")} == set(kinds)
