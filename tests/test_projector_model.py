@@ -8,7 +8,7 @@ import pytest
 from widgets.projector import Projector
 from widgets.projector import data, neighbours, projections, sampling
 from widgets.projector.colours import (DIMMED, OKABE_ITO, OTHER, TABLEAU_10, TABLEAU_20,
-                                      colour_points, with_dimmed)
+                                      VIRIDIS, colour_points, viridis)
 from widgets.projector.images import png, to_images
 
 
@@ -427,52 +427,36 @@ def test_stratified_rounding_still_gives_the_requested_total():
 
 
 # ---- colours, images, export, live mode ------------------------------------------------------
-def colours_of(levels, scale):
-    """The colour each level lands on (levels sit inside flat bands of the scale)."""
-    return [next(c for (p0, c), (p1, _) in zip(scale, scale[1:]) if p0 <= level <= p1)
-            for level in levels]
-
-
 def test_categorical_colours_are_okabe_ito_and_numbers_get_a_gradient():
-    levels, scale, legend = colour_points(["cat", "dog", "cat"])
-    colours = colours_of(levels, scale)
+    colours, legend = colour_points(["cat", "dog", "cat"])
     assert colours[0] == colours[2] != colours[1] and set(colours) <= set(OKABE_ITO)
     assert legend == [("cat", OKABE_ITO[0]), ("dog", OKABE_ITO[1])]
-    levels, scale, legend = colour_points(list(range(20)))
-    np.testing.assert_allclose(levels, np.arange(20) / 19, rtol=1e-6)
-    assert scale[0][1] == legend[0][1] and legend[0][0] == "0" and legend[1][0] == "19"
+    colours, legend = colour_points(list(range(20)))
+    assert colours[0] == VIRIDIS[0] and colours[-1] == VIRIDIS[-1] and len(set(colours)) == 20
+    assert legend == [("0", VIRIDIS[0]), ("19", VIRIDIS[-1])]
+    assert viridis(0.5) == VIRIDIS[4] and viridis(1 / 16) not in VIRIDIS      # in between
 
 
 def test_as_many_colours_as_classes_up_to_ten_and_twenty():
     """Issue 26: the digits projector coloured 7 classes and lumped 1, 2 and 8 as grey."""
     digits = [str(i % 10) for i in range(100)] + ["0"]
-    levels, scale, legend = colour_points(digits)
-    colours = colours_of(levels, scale)
+    colours, legend = colour_points(digits)
     assert legend == list(zip([str(d) for d in range(10)], TABLEAU_10))
     assert len(set(colours)) == 10 and OTHER not in colours
     assert {c for c, d in zip(colours, digits) if d == "8"} == {TABLEAU_10[8]}
-    levels, scale, legend = colour_points([f"c{i % 20}" for i in range(60)])
-    assert len(set(colours_of(levels, scale))) == 20 and [c for _, c in legend] == TABLEAU_20
-    levels, scale, legend = colour_points([f"k{i % 25}" for i in range(250)] + ["k0"])
-    colours = colours_of(levels, scale)
-    assert legend[-1] == ("7 others", OTHER) and colours.count(OTHER) == 70
+    colours, legend = colour_points([f"c{i % 20}" for i in range(60)])
+    assert len(set(colours)) == 20 and [c for _, c in legend] == TABLEAU_20
+    colours, legend = colour_points([f"k{i % 25}" for i in range(250)] + ["k0"])
+    assert legend[-1] == ("7 others", OTHER) and list(colours).count(OTHER) == 70
     assert len(set(colours)) == 19 and "#7f7f7f" not in colours     # no grey class
-    _, _, legend = colour_points([f"{i % 12}" for i in range(24)] + ["x"])
+    _, legend = colour_points([f"{i % 12}" for i in range(24)] + ["x"])
     assert [name for name, _ in legend][-4:] == ["9", "10", "11", "x"]   # in number order
 
 
 def test_dark_theme_colours_stay_visible():
-    _, scale, legend = colour_points(list("abcdefgh"), theme="dark")
-    assert "#000000" not in [c for _, c in legend]
-    assert colours_of([0.0], with_dimmed(scale, "dark")) == [DIMMED["dark"]]
-
-
-def test_dimmed_level_is_grey_and_the_rest_keep_their_colours():
-    _, scale, _ = colour_points(["cat", "dog"])
-    dimmable = with_dimmed(scale)
-    position = lambda level: (level + 1) / 2          # noqa: E731  (cmin=-1, cmax=1)
-    assert colours_of([position(-1)], dimmable) == [DIMMED["light"]]
-    assert colours_of([position(0.25), position(0.75)], dimmable) == OKABE_ITO[:2]
+    colours, legend = colour_points(list("abcdefgh"), theme="dark")
+    assert "#000000" not in [c for _, c in legend] and "#000000" not in colours
+    assert DIMMED["dark"] != DIMMED["light"]
 
 
 def test_png_thumbnails_are_valid_pngs():

@@ -12,8 +12,11 @@ the truth, messages are for events; TensorBoard's graph view likewise draws what
 The browser side is small: it puts the SVG on the page, shrinks it to the output area's width
 (down to ``min_scale``, where the picture's 14 px numbers are 10 px; a wider picture is shown
 whole as an overview, with ``focus`` marked, and a button zooms it to full size, scrolled to
-``focus``; so does a picture taller than ``max_height``), reports clicks on an element with a ``data-id`` (``on_click``) and reports the
-notebook's theme (``dark``), for which Python draws the picture again.
+``focus``; so does a picture taller than ``max_height``), reports clicks on an element with a
+``data-id`` (``on_click``) and, where Python asks for them, the pointer entering one
+(``on_hover``); it reports the notebook's theme (``dark``) and the width its output area gives
+the picture (``room``), for which Python may draw the picture again (the projector draws its
+points in the pixels it has, so that its labels keep their size).
 """
 import anywidget
 import traitlets
@@ -80,12 +83,20 @@ export default {
       const hit = event.target.closest("[data-id]");
       if (hit && box.contains(hit)) model.send({ click: hit.dataset.id });
     });
+    box.addEventListener("pointerover", (event) => {
+      const hit = model.get("report_hover") && event.target.closest("[data-id]");
+      if (hit && box.contains(hit)) model.send({ hover: hit.dataset.id });
+    });
     const tell = () => {
       if (model.get("dark") !== isDark()) { model.set("dark", isDark()); model.save_changes(); }
     };
     const watch = new MutationObserver(tell);
     watch.observe(document.body, { attributes: true });
-    const sizes = new ResizeObserver(fit);
+    const measure = () => {
+      const room = Math.floor(el.clientWidth);
+      if (room > 0 && model.get("room") !== room) { model.set("room", room); model.save_changes(); }
+    };
+    const sizes = new ResizeObserver(() => { measure(); fit(); });
     sizes.observe(el);
     model.on("change:svg", draw);
     model.on("change:focus", fit);
@@ -93,6 +104,7 @@ export default {
     model.on("change:max_height", draw);
     draw();
     tell();
+    measure();
     return () => {
       watch.disconnect(); sizes.disconnect();
       model.off("change:svg", draw); model.off("change:focus", fit);
@@ -124,7 +136,9 @@ class Picture(anywidget.AnyWidget):
     ``min_scale``: how far the picture may shrink to fit the output area before it is shown
     as an overview instead; ``focus``: the point (px, in the picture) to keep in view, marked
     in the overview ((-1, -1): none); ``max_height``: px, a taller picture scrolls (0: no
-    limit); ``dark``: the notebook's theme, as the browser reports it.
+    limit); ``dark``: the notebook's theme, and ``room``: the width in px the output area gives
+    the picture (0 until shown), as the browser reports them; ``report_hover``: whether the
+    browser reports the pointer entering an element with a ``data-id`` (``on_hover`` sets it).
     """
 
     _esm = ESM
@@ -135,10 +149,12 @@ class Picture(anywidget.AnyWidget):
                             default_value=(-1.0, -1.0)).tag(sync=True)
     max_height = traitlets.Int(0).tag(sync=True)
     dark = traitlets.Bool(False).tag(sync=True)
+    room = traitlets.Int(0).tag(sync=True)
+    report_hover = traitlets.Bool(False).tag(sync=True)
 
     def __init__(self, svg="", **kwargs):
         super().__init__(svg=svg, **kwargs)
-        self._click_handlers = []
+        self._click_handlers, self._hover_handlers = [], []
         self.on_msg(self._on_message)
 
     @property
@@ -149,7 +165,15 @@ class Picture(anywidget.AnyWidget):
         """Call ``handler(data_id)`` when the student clicks an element with a ``data-id``."""
         self._click_handlers.append(handler)
 
+    def on_hover(self, handler):
+        """Call ``handler(data_id)`` when the pointer enters an element with a ``data-id``."""
+        self._hover_handlers.append(handler)
+        self.report_hover = True
+
     def _on_message(self, _widget, content, _buffers):
-        if isinstance(content, dict) and "click" in content:
-            for handler in self._click_handlers:
-                handler(str(content["click"]))
+        if not isinstance(content, dict):
+            return
+        for key, handlers in (("click", self._click_handlers), ("hover", self._hover_handlers)):
+            if key in content:
+                for handler in handlers:
+                    handler(str(content[key]))

@@ -171,33 +171,6 @@ def screenshot(page, name, selector=None):
     return path
 
 
-# The rectangles (CSS px) of every text plotly drew in the first figure inside ``selector``.
-TEXT_BOXES = """(selector) => {
-    const plot = document.querySelector(selector + ' .js-plotly-plot');
-    return [...plot.querySelectorAll('.scatterlayer text')]
-        .filter(t => t.textContent.trim() && t.getBoundingClientRect().width > 0)
-        .map(t => { const r = t.getBoundingClientRect();
-                    return {text: t.textContent, x0: r.left, y0: r.top,
-                            x1: r.right, y1: r.bottom}; });
-}"""
-
-
-# The texts of the first figure inside ``selector`` that a marker drawn after them (so on top
-# of them: SVG paints in document order) overlaps by more than 1 px, with that marker's trace.
-COVERED_TEXTS = """(selector) => {
-    const plot = document.querySelector(selector + ' .js-plotly-plot');
-    const texts = [...plot.querySelectorAll('.scatterlayer text')]
-        .filter(t => t.textContent.trim() && t.getBoundingClientRect().width > 0);
-    const points = [...plot.querySelectorAll('.scatterlayer path.point')];
-    const overlap = (a, b) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > 1 &&
-                              Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 1;
-    return texts.flatMap(t => points
-        .filter(p => t.compareDocumentPosition(p) & Node.DOCUMENT_POSITION_FOLLOWING &&
-                     overlap(t.getBoundingClientRect(), p.getBoundingClientRect()))
-        .map(p => [t.textContent, p.closest('.trace').__data__[0].trace.name]));
-}"""
-
-
 # Every ``Picture`` on the page (widgets/picture.py), as the student sees it: how many
 # clickable nodes and texts it draws, its drawn width and its box's, whether its box scrolls
 # sideways, whether it is an overview, and the font size of its numbers on screen (CSS px;

@@ -7,6 +7,7 @@ strong and a light shade). With more, the 18 most frequent get Tableau 20's colo
 not grey and the rest share grey "others" (cycling colours would make two classes look like
 one). Numbers use Viridis, which is also colour-blind safe and gets lighter monotonically, so
 it still reads in greyscale. On a dark theme, black points would vanish: they turn light grey.
+Points that are not highlighted while others are (a search, a selection) are drawn DIMMED.
 """
 from collections import Counter
 
@@ -47,21 +48,18 @@ def is_numeric(values):
 
 
 def colour_points(values, theme="light"):
-    """Colours for one column as ``(levels, colourscale, legend)``.
+    """The colour of each point for one column, and its legend: ``(colours, legend)``.
 
-    Plotly checks a list of 50 000 colour strings one by one, but takes a float array
-    at once; so each point gets a level in [0, 1] and the colourscale maps levels to
-    colours. Categories get one flat band each (repeated stops make sharp steps).
-    The legend is ``[(category, colour), ...]``, or ``[(min, colour), (max, colour)]``
-    for a numeric gradient.
+    ``colours`` is an array of ``#rrggbb`` strings, one per value. The legend is
+    ``[(category, colour), ...]``, or ``[(min, colour), (max, colour)]`` for a numeric
+    gradient (each number gets the Viridis colour of its place between min and max).
     """
     if is_numeric(values):
         numbers = np.asarray(values, dtype=np.float64)
         low, high = numbers.min(), numbers.max()
-        scale = [[i / (len(VIRIDIS) - 1), c] for i, c in enumerate(VIRIDIS)]
         legend = [(f"{low:g}", VIRIDIS[0]), (f"{high:g}", VIRIDIS[-1])]
-        return ((numbers - low) / (high - low)).astype(np.float32), scale, legend
-    labels = np.array([str(v) for v in values], dtype=object)
+        return np.array([viridis(t) for t in (numbers - low) / (high - low)]), legend
+    labels = [str(v) for v in values]
     ranked = [name for name, _ in Counter(labels).most_common()]
     if len(ranked) > len(TABLEAU_20):
         named = ranked[:len(NOT_GREY)]
@@ -70,12 +68,18 @@ def colour_points(values, theme="light"):
         legend = list(zip(sorted(ranked, key=_natural), palette(len(ranked))))
     if theme == "dark":
         legend = [(name, ON_DARK.get(colour, colour)) for name, colour in legend]
-    band = {name: i for i, (name, _) in enumerate(legend)}
-    other = len(legend) - 1          # only used when there are more than 20 categories
-    codes = np.array([band.get(label, other) for label in labels], dtype=np.float32)
-    scale = [[edge / len(legend), colour] for i, (_, colour) in enumerate(legend)
-             for edge in (i, i + 1)]
-    return (codes + 0.5) / len(legend), scale, legend
+    colour_of = dict(legend)
+    other = legend[-1][1]            # only used when there are more than 20 categories
+    return np.array([colour_of.get(label, other) for label in labels]), legend
+
+
+def viridis(t):
+    """The Viridis colour at ``t`` in [0, 1], between the two nearest samples."""
+    place = min(max(float(t), 0.0), 1.0) * (len(VIRIDIS) - 1)
+    k = min(int(place), len(VIRIDIS) - 2)
+    a, b = (np.array([int(c[i:i + 2], 16) for i in (1, 3, 5)]) for c in VIRIDIS[k:k + 2])
+    mixed = np.rint(a + (b - a) * (place - k)).astype(int)
+    return "#" + "".join(f"{v:02X}" for v in mixed)
 
 
 def _natural(name):
@@ -89,13 +93,3 @@ def _is_number(text):
     except ValueError:
         return False
     return True
-
-
-def with_dimmed(scale, theme="light"):
-    """Extend a colourscale with DIMMED for the level -1 (use cmin=-1, cmax=1).
-
-    Highlighting then only changes levels, never the colourscale: the rest of the
-    points get -1 and turn light grey (dark grey on a dark theme).
-    """
-    dimmed = DIMMED[theme]
-    return [[0, dimmed], [0.4999, dimmed]] + [[0.5 + p / 2, c] for p, c in scale]

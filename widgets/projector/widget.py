@@ -1,15 +1,19 @@
 """The interactive view of a Projector: controls on top, the picture, a side panel.
 
-The picture is ONE plotly trace (``scattergl`` in 2-D, ``scatter3d`` in 3-D) whose
-colours, sizes and labels are per-point arrays. Everything that changes (a new
-projection, a search, a click) rewrites those arrays in place inside
-``figure.batch_update()``, so the browser receives one message per change instead
-of redrawing thousands of separate traces.
+The picture is a ``Picture`` (``widgets/picture.py``) whose synced state is the SVG of the
+current view (``drawing.py``): the points with their colours and sizes, the labels of the
+highlighted ones, the axes. Everything that changes (a new projection, t-SNE's progress, a
+search, a click, the theme, the width) draws a new SVG, so every view of the widget, one made
+later too (the projector displayed again, a notebook reopened while its kernel runs), shows
+the current picture. (plotly's FigureWidget, used before, kept in its state only the traces it
+was made with: a later view drew bare axes.)
 
-In 2-D the axes' ranges are set here, so a point's place on screen is known and the
-labels of highlighted points are put where they do not overlap (``labels.py``). The
-figure follows the notebook's light or dark theme; the side panel sits beside the
-picture, or below it in a narrow notebook.
+The points are drawn in the pixels the output area gives the picture (up to ``WIDTH``), so a
+label's place and size on screen are known here and the labels of highlighted points are put
+where they do not overlap (``labels.py``). A click on a point selects it; with images, the
+pointer on a point shows its image. The picture follows the notebook's light or dark theme;
+the side panel sits beside it, or below it in a narrow notebook. A t-SNE run redraws at most
+every ``REDRAW_S`` seconds while it runs, and once at its end.
 """
 import functools
 import html
@@ -17,29 +21,28 @@ import importlib.util
 import itertools
 import os
 import threading
+import time
 
 import ipywidgets as w
 import numpy as np
-import plotly.graph_objects as go
 
-from ..measure import FONT
-from ..notebook import FIGURE, ThemeProbe, wrapping
-from .colours import colour_points, with_dimmed
+from ..notebook import wrapping
+from ..picture import Picture
+from .colours import DIMMED, colour_points
+from .drawing import Scatter
 from .images import data_uri, png
-from .labels import place_labels
 from .neighbours import METRICS, neighbours
 from .projections import largest_perplexity
 
-POINT_SIZE = {2: 6, 3: 4}
-HIGHLIGHT_SIZE = {2: 10, 3: 6}
-SELECTED_SIZE = {2: 16, 3: 10}
+POINT_SIZE = {2: 6, 3: 5}
+HIGHLIGHT_SIZE = {2: 10, 3: 8}
+SELECTED_SIZE = {2: 16, 3: 12}
 MAX_TEXT_LABELS = 100     # more labels than this on screen is only clutter
-LABELS_3D = 6             # in 3-D (no screen positions known): the selection and 5 more
-WIDTH, HEIGHT = 600, 520  # px: the figure's size where the notebook has room for it
-NARROWEST = 320           # px: narrower output areas scroll the figure in its box
-BOX_SLACK = 4             # px: the picture's box is this much wider than the figure
-MARGIN = dict(l=50, r=10, t=10, b=40)
-LABEL_PX = 11
+WIDTH, HEIGHT = 600, 520  # px: the picture's size where the notebook has room for it
+NARROWEST = 320           # px: in a narrower output area the picture is shrunk as a whole
+BOX_SLACK = 4             # px: the picture's box is this much wider than the picture
+REDRAW_S = 0.3            # s: the least time between two redraws while t-SNE runs
+UNCOLOURED = "#0072B2"
 NONE = "(none)"
 
 
@@ -56,7 +59,7 @@ def reports_errors(method):
 
 
 class ProjectorWidget(w.VBox):
-    """Controls, figure and neighbour panel for one ``Projector``."""
+    """Controls, picture and neighbour panel for one ``Projector``."""
 
     def __init__(self, projector):
         super().__init__()
@@ -68,16 +71,17 @@ class ProjectorWidget(w.VBox):
         self._stop = threading.Event()
         self._worker = None
         self._syncing = False       # True while the controls are set to match the projector
-        self.theme = ThemeProbe()
-        self.figure = go.FigureWidget(layout=FIGURE["light"])
-        self.figure.update_layout(width=WIDTH, height=HEIGHT, margin=MARGIN,
-                                  hovermode="closest", showlegend=False, font_family=FONT)
+        self._drawn_at = -np.inf    # when the last redraw started (time.monotonic)
+        self.width = WIDTH          # px: the picture's, as the output area allows
+        self.picture = Picture(min_scale=0.0)
+        self.picture.on_click(lambda row: self.select(int(row)))
+        if projector.images is not None:
+            self.picture.on_hover(self._on_hover)
         self._build_controls()
-        self.theme.observe(self._on_theme, "dark")
-        self.theme.observe(self._on_width, "width")
+        self.picture.observe(self._on_theme, "dark")
+        self.picture.observe(self._on_room, "room")
         projector.listeners.append(self._on_view)
         self._recolour()
-        self._draw()
         self._sync_controls()
 
     # ---- layout ----------------------------------------------------------------
@@ -92,6 +96,10 @@ class ProjectorWidget(w.VBox):
                                  else "PCA", description="projection")
         self.dims = w.ToggleButtons(options=[("2D", 2), ("3D", 3)],
                                     value=p.coordinates.shape[1], style={"button_width": "48px"})
+        # 3-D: the angles the cube of points is seen from (a drag in plotly's 3-D scene)
+        self.turn = w.IntSlider(value=30, min=-180, max=180, step=5, description="turn")
+        self.tilt = w.IntSlider(value=20, min=-90, max=90, step=5, description="tilt")
+        self.rotation = w.HBox([self.turn, self.tilt], layout=wrapping())
         self.spherize = w.Checkbox(value=p.spherized, description="spherize data", indent=False)
         columns = list(p.columns)
         self.colour_by = w.Dropdown(options=[NONE] + columns, description="colour by",
@@ -136,26 +144,28 @@ class ProjectorWidget(w.VBox):
         self.show_all_button.on_click(self._on_show_all)
         self.clear_button.on_click(self._on_clear)
         self.export_button.on_click(self._on_export)
+        self.turn.observe(lambda _: self._draw(), "value")
+        self.tilt.observe(lambda _: self._draw(), "value")
 
         side = w.VBox([self.selection, self.k, self.metric, self.neighbour_list,
                        w.HBox([self.isolate_button, self.show_all_button]),
                        self.clear_button] + ([self.hover_image] if p.images is not None else []),
                       layout=w.Layout(flex="0 0 300px", overflow="auto", max_height="560px"))
         side.add_class("projector-side")
-        # The figure is as wide as the output area allows, up to WIDTH (``_on_width``); only
-        # below NARROWEST does it scroll in its own box. The side panel keeps its width,
-        # beside the picture or below it.
-        picture = w.Box([self.figure], layout=w.Layout(
+        # The picture is as wide as its box allows, up to WIDTH (``_on_room``); below
+        # NARROWEST it is shrunk as a whole. The side panel keeps its width, beside the
+        # picture or below it.
+        picture = w.Box([self.picture], layout=w.Layout(
             flex=f"0 1 {WIDTH + BOX_SLACK}px", min_width="0", overflow="auto"))
         self.children = [
             w.HBox([self.method, self.dims, self.spherize], layout=wrapping()),
-            self.method_settings,
+            self.method_settings, self.rotation,
             w.HBox([self.colour_by, self.label_by], layout=wrapping()),
             w.HBox([self.search_box, self.regex, self.match_count], layout=wrapping()),
             self.legend, self.notice, self.status,
             w.HBox([picture, side], layout=w.Layout(flex_flow="row wrap",
                                                     align_items="flex-start")),
-            self.export_button, self.theme,
+            self.export_button,
         ]
 
     def _build_method_settings(self):
@@ -206,6 +216,8 @@ class ProjectorWidget(w.VBox):
         }
         self.method_settings.children = [w.HBox(row, layout=wrapping())
                                           for row in rows[self.method.value]]
+        self.rotation.layout.display = "" if self.projector.coordinates.shape[1] == 3 \
+            else "none"
 
     # ---- projections -------------------------------------------------------------
     def _on_method(self, _):
@@ -271,9 +283,7 @@ class ProjectorWidget(w.VBox):
 
     def _on_view(self, final):
         """The projector has new coordinates (a finished projection or t-SNE progress)."""
-        if self.figure.data and self.projector.coordinates.shape[1] == self._trace_dims():
-            self._update_positions()
-        else:
+        if final or time.monotonic() - self._drawn_at >= REDRAW_S:
             self._draw()
         if final:
             self._sync_controls()
@@ -315,167 +325,74 @@ class ProjectorWidget(w.VBox):
         self._show_method_settings()
 
     # ---- drawing ---------------------------------------------------------------
-    def _trace_dims(self):
-        return 3 if self.figure.data[0].type == "scatter3d" else 2
-
     def _rows(self):
-        """Data rows of the points on screen, in trace order."""
+        """Data rows of the points on screen, in drawing order."""
         return self.projector.indices[self.shown]
 
-    def _draw(self):
-        """Replace the trace: needed when 2-D/3-D or the set of shown points changes."""
-        coordinates = self.projector.coordinates[self.shown]
+    def scatter(self):
+        """What the picture shows now: the points on screen, coloured and sized (highlighted
+        points stand out, the rest are dimmed), and which of them are labelled."""
+        p, rows = self.projector, self._rows()
+        coordinates = p.coordinates[self.shown]
         dims = coordinates.shape[1]
-        axes = dict(zip("xyz", coordinates.T))
-        marker = dict(line=dict(width=0))
-        if dims == 2:
-            trace = go.Scattergl(mode="markers", marker=marker, hoverinfo="text", **axes)
-        else:
-            trace = go.Scatter3d(mode="markers", marker=marker, hoverinfo="text", **axes)
-        with self.figure.batch_update():
-            self.figure.data = ()
-            self.figure.add_trace(trace)
-            self._ranges(coordinates)
-            self._style()
-            self._titles()
-        self.figure.data[0].on_click(self._on_click)
-        if self.projector.images is not None:
-            self.figure.data[0].on_hover(self._on_hover)
+        highlighted = np.isin(rows, np.concatenate([self.matches, self.neighbour_rows]))
+        selected = rows == self.selected
+        colours = self.colours[self.shown].copy()
+        sizes = np.full(len(rows), POINT_SIZE[dims])
+        if highlighted.any() or selected.any():
+            colours[~(highlighted | selected)] = DIMMED[self.picture.theme]
+            sizes[highlighted] = HIGHLIGHT_SIZE[dims]
+            sizes[selected] = SELECTED_SIZE[dims]
+        # labels: the selection first, then its neighbours by rank, then the search matches
+        order = [row for row in [self.selected, *self.neighbour_rows, *self.matches]
+                 if row is not None]
+        position = {row: i for i, row in enumerate(rows.tolist())}
+        labelled = list(dict.fromkeys(position[row] for row in order if row in position))
+        return Scatter(coordinates, colours, sizes, ids=rows.tolist(),
+                       tips=[p.label(r) for r in rows],
+                       labelled=labelled if len(labelled) <= MAX_TEXT_LABELS else [],
+                       axis_titles=p.axis_titles, turn=self.turn.value, tilt=self.tilt.value)
 
-    def _update_positions(self):
-        coordinates = self.projector.coordinates[self.shown]
-        trace = self.figure.data[0]
-        with self.figure.batch_update():
-            for axis, values in zip("xyz", coordinates.T):
-                setattr(trace, axis, values)
-            self._ranges(coordinates)
-            if self.selected is not None or len(self.matches):
-                self._style()               # labels move with their points
-            self._titles()
-
-    def _ranges(self, coordinates):
-        """2-D: the axes span the points with a 5 % margin, set here rather than by plotly,
-        so that each point's place on screen is known (for its label)."""
-        if coordinates.shape[1] != 2 or not len(coordinates):
-            return
-        for axis, values in zip(("xaxis", "yaxis"), coordinates.T):
-            low, high = float(values.min()), float(values.max())
-            pad = 0.05 * (high - low) or 1.0
-            self.figure.layout[axis].update(range=[low - pad, high + pad], autorange=False)
-
-    def _on_screen(self, positions):
-        """Pixel positions (y downwards) of points at data ``positions`` (2-D)."""
-        (x0, x1), (y0, y1) = self.figure.layout.xaxis.range, self.figure.layout.yaxis.range
-        width = self.width - MARGIN["l"] - MARGIN["r"]
-        height = HEIGHT - MARGIN["t"] - MARGIN["b"]
-        return [(MARGIN["l"] + (x - x0) / (x1 - x0) * width,
-                 MARGIN["t"] + (y1 - y) / (y1 - y0) * height) for x, y in positions]
-
-    def _titles(self):
-        titles = self.projector.axis_titles
-        if len(titles) == 3:
-            self.figure.layout.scene.update(
-                {f"{axis}axis": dict(title=dict(text=t)) for axis, t in zip("xyz", titles)})
-        else:
-            self.figure.layout.xaxis.title.text, self.figure.layout.yaxis.title.text = titles
+    def _draw(self):
+        """Draw the current view: a new picture, which is the widget's state."""
+        self._drawn_at = time.monotonic()
+        self.picture.svg = self.scatter().svg(self.width, HEIGHT, self.picture.theme)
 
     def _recolour(self):
-        """Colour levels and colourscale for the chosen column, and its legend."""
+        """The colour of each point for the chosen column, and its legend."""
         p = self.projector
         if self.colour_by.value == NONE:
-            self.levels = np.full(len(p.indices), 0.5, dtype=np.float32)
-            self.colourscale = [[0, "#0072B2"], [1, "#0072B2"]]
+            self.colours = np.full(len(p.indices), UNCOLOURED)
             self.legend.value = ""
         else:
             values = [p.columns[self.colour_by.value][i] for i in p.indices]
-            self.levels, self.colourscale, legend = colour_points(values, self.theme.name)
+            self.colours, legend = colour_points(values, self.picture.theme)
             swatch = ("<span style='display:inline-block;width:11px;height:11px;"
                       "background:{};margin:0 3px 0 10px;border:1px solid "
                       "var(--jp-border-color1, #bdbdbd)'></span>{}")
             self.legend.value = "".join(swatch.format(c, html.escape(str(name)))
                                         for name, c in legend)
-        if self.figure.data:
-            self._restyle()
+        self._draw()
 
-    def _style(self):
-        """Per-point colours, sizes and labels: highlighted points stand out."""
-        rows, dims = self._rows(), self._trace_dims()
-        highlighted = np.isin(rows, np.concatenate([self.matches, self.neighbour_rows]))
-        selected = rows == self.selected
-        levels = self.levels[self.shown].copy()
-        sizes = np.full(len(rows), POINT_SIZE[dims])
-        if highlighted.any() or selected.any():
-            levels[~(highlighted | selected)] = -1        # -1 is light grey
-            sizes[highlighted] = HIGHLIGHT_SIZE[dims]
-            sizes[selected] = SELECTED_SIZE[dims]
-        labels = np.array([self.projector.label(r) for r in rows], dtype=object)
-        labelled = highlighted | selected
-        trace = self.figure.data[0]
-        trace.textfont = dict(size=LABEL_PX, family=FONT)
-        trace.marker.update(color=levels,
-                            colorscale=with_dimmed(self.colourscale, self.theme.name),
-                            cmin=-1, cmax=1, size=sizes)
-        trace.hovertext = labels
-        if 0 < labelled.sum() <= MAX_TEXT_LABELS:
-            texts, sides = self._labels(rows, labels, selected)
-            trace.text, trace.textposition = texts, sides
-            trace.mode = "markers+text"
-        else:
-            trace.mode = "markers"
-
-    def _labels(self, rows, labels, selected):
-        """The text of each point on screen ("" for none) and its side: the selection first,
-        then its neighbours by rank, then the search matches, each where it overlaps no
-        label before it."""
-        order = [row for row in [self.selected, *self.neighbour_rows, *self.matches]
-                 if row is not None]
-        position = {row: i for i, row in enumerate(rows.tolist())}
-        wanted = list(dict.fromkeys(position[row] for row in order if row in position))
-        texts = np.full(len(rows), "", dtype=object)
-        sides = np.full(len(rows), "middle right", dtype=object)
-        if self._trace_dims() == 3:
-            for i in wanted[:LABELS_3D]:
-                texts[i] = labels[i]
-            return texts, sides
-        coordinates = self.projector.coordinates[self.shown][wanted]
-        plot_area = (MARGIN["l"], MARGIN["t"], self.width - MARGIN["r"], HEIGHT - MARGIN["b"])
-        placed = place_labels(self._on_screen(coordinates), [labels[i] for i in wanted],
-                              LABEL_PX, HIGHLIGHT_SIZE[2], plot_area)
-        for i, side in zip(wanted, placed):
-            if side is not None:
-                texts[i], sides[i] = labels[i], side
-        return texts, sides
-
-    def _restyle(self):
-        with self.figure.batch_update():
-            self._style()
-
-    def _on_width(self, change):
-        """The output area is ``change["new"]`` px wide: the figure takes up to ``WIDTH`` of
-        it (the side panel then sits beside it or under it), so that no part of the picture
-        hides behind a scroll bar; the labels are placed again in the new pixels."""
+    def _on_room(self, change):
+        """The browser says how wide the picture's box is: the picture takes up to ``WIDTH``
+        of it (the side panel then sits beside it or under it), and its points and labels
+        are placed again in the new pixels."""
         width = max(NARROWEST, min(WIDTH, change["new"] - BOX_SLACK))
         if width != self.width:
-            self.figure.update_layout(width=width)  # (not batched: a batch reads the old one)
-            self._restyle()
-
-    @property
-    def width(self):
-        """The figure's width in px: labels are placed in its pixels."""
-        return self.figure.layout.width
+            self.width = width
+            self._draw()
 
     def _on_theme(self, _):
-        """The notebook's theme changed: the figure's template and the point colours follow
+        """The notebook's theme changed: the picture's ink and the point colours follow
         (the legend and panels use the notebook's own colours)."""
-        with self.figure.batch_update():
-            self.figure.update_layout(FIGURE[self.theme.name])
         self._recolour()
 
     # ---- search, selection, neighbours -------------------------------------------
     def _on_label_by(self, change):
         if change["new"] != NONE:
             self.projector.label_column = change["new"]
-            self._restyle()
+            self._draw()
 
     @reports_errors
     def _on_search(self, _=None):
@@ -485,17 +402,12 @@ class ProjectorWidget(w.VBox):
         on_screen = np.isin(self.matches, self._rows()).sum()
         self.match_count.value = (f"{len(self.matches)} match(es), {on_screen} on screen"
                                   if pattern else "")
-        self._restyle()
+        self._draw()
 
-    def _on_click(self, trace, points, state):
-        if points.point_inds:
-            self.select(int(self._rows()[points.point_inds[0]]))
-
-    def _on_hover(self, trace, points, state):
-        if points.point_inds:
-            self.hover_image.layout.display = ""        # (hidden until there is an image)
-            self.hover_image.value = png(self.projector.images[
-                self._rows()[points.point_inds[0]]])
+    def _on_hover(self, row):
+        """The pointer is on the point of data row ``row``: show its image."""
+        self.hover_image.layout.display = ""            # (hidden until there is an image)
+        self.hover_image.value = png(self.projector.images[int(row)])
 
     def _on_neighbour_settings(self, _):
         if self.selected is not None:
@@ -518,7 +430,7 @@ class ProjectorWidget(w.VBox):
             "</style><table class='projector-neighbours'><tr><th>#</th><th>neighbour</th>"
             f"<th style='text-align:right'>{self.metric.value} distance</th></tr>"
             f"{''.join(lines)}</table>")
-        self._restyle()
+        self._draw()
 
     def _thumbnail(self, row):
         if self.projector.images is None:
@@ -529,7 +441,7 @@ class ProjectorWidget(w.VBox):
         self.selected, self.neighbour_rows = None, np.array([], int)
         self.selection.value = "<i>Click a point to list its nearest neighbours.</i>"
         self.neighbour_list.value = ""
-        self._restyle()
+        self._draw()
 
     @reports_errors
     def _on_isolate(self, _=None):
