@@ -86,6 +86,10 @@ INSTEAD["eg.nn"] |= {name: INSTEAD["eg.nn"][kept] for name, kept in [
     ("MultiheadAttention", "Transformer"), ("parallel", "DataParallel"),
     ("Conv3d", "Conv1d"), ("ConvTranspose2d", "Conv1d"), ("conv1d", "Conv1d"),
     ("conv3d", "Conv1d"), ("InstanceNorm2d", "GroupNorm"), ("swish", "silu")]}
+# torch.nn.functional's names (F.gelu) get the advice eg.nn gives for its functions
+INSTEAD["eg.nn.functional"] = {name: text for name, text in INSTEAD["eg.nn"].items()
+                               if name[0].islower()} | {
+    "logsigmoid": INSTEAD["eg.nn"]["log_sigmoid"]}
 INSTEAD["eg.Tensor"] |= {name: INSTEAD["eg.Tensor"][kept] for name, kept in [
     ("new_ones", "new_zeros"), ("new_full", "new_zeros"), ("new_tensor", "new_zeros")]}
 # PyTorch's in-place methods that edugraph leaves out

@@ -3,9 +3,11 @@ eg.nn.<name> and x.<name> say what to use instead, why it is left out, or what i
 import pytest
 
 import edugraph as eg
+import edugraph.nn.functional as F
 from edugraph.missing import INSTEAD, MissingNameError
 
-OWNERS = {"eg": lambda: eg, "eg.nn": lambda: eg.nn, "eg.Tensor": lambda: eg.tensor([1.0])}
+OWNERS = {"eg": lambda: eg, "eg.nn": lambda: eg.nn, "eg.Tensor": lambda: eg.tensor([1.0]),
+          "eg.nn.functional": lambda: F}
 
 
 @pytest.mark.parametrize("where, name", [(w, n) for w in INSTEAD for n in INSTEAD[w]])
@@ -45,3 +47,25 @@ def test_pytorchs_device_type():
     assert eg.tensor([1.0]).device.type == torch.tensor([1.0]).device.type == "cpu"
     assert eg.device("cuda").type == torch.device("cuda").type == "cuda"
     assert eg.device("cpu").type == "cpu" and eg.device("sim").type == "sim"
+
+
+def test_every_torch_functional_name_is_there_or_said_missing():
+    """Issue 44: F.<name> for each of torch.nn.functional's public names works or raises
+    MissingNameError (an AttributeError that says what to do), never a bare AttributeError."""
+    torch_functional = pytest.importorskip("torch.nn.functional")
+    bare = []
+    for name in dir(torch_functional):
+        if name.startswith("_"):
+            continue
+        try:
+            getattr(F, name)
+        except MissingNameError as error:
+            assert str(error).startswith(f"eg.nn.functional has no attribute '{name}': ")
+        except AttributeError:
+            bare.append(name)
+    assert not bare, bare
+
+
+def test_a_misspelt_functional_name_gets_the_close_ones():
+    with pytest.raises(MissingNameError, match=r"'softmx'.*Did you mean softmax"):
+        F.softmx

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..context import no_grad
 from ..errors import ShapeError
+from ..missing import MissingNameError
 from ..layers.normalization import batch_normalization
 from ..losses import BinaryCrossEntropy, _check_class_ids, _compatible
 from ..losses import softmax_cross_entropy_with_logits
@@ -576,3 +577,11 @@ def _broadcasts_to(shape, full):
         return True
     return len(shape) <= len(full) and all(m in (1, None) or n in (m, None)
                                            for m, n in zip(shape[::-1], full[::-1]))
+
+
+def __getattr__(name):
+    """``F.<name>`` for a name edugraph does not have: what to use instead (missing.py), not a
+    bare AttributeError."""
+    if name.startswith("_"):
+        raise AttributeError(f"module 'edugraph.nn.functional' has no attribute '{name}'")
+    raise MissingNameError("eg.nn.functional", name, lambda: list(globals()))
