@@ -1,6 +1,7 @@
 """The README's opening pictures are the widgets' drawings of today (issue 41)."""
 from pathlib import Path
 
+import edugraph as eg
 from widgets import readme_pictures
 
 REPO = Path(__file__).resolve().parent.parent
@@ -21,6 +22,17 @@ def test_the_inspector_picture_shows_values_gradients_and_the_mul_rule():
         "docs/inspector.svg is stale: run python -m widgets.readme_pictures"
 
 
+def test_the_projector_picture_draws_every_test_digit_and_is_fresh():
+    svg = readme_pictures.projector_svg()
+    _, (images, _) = eg.datasets.load_digits()
+    assert svg.count("<circle data-id=") == len(images) and "PC1" in svg
+    assert svg == (REPO / "docs" / "projector.svg").read_text(), \
+        "docs/projector.svg is stale: run python -m widgets.readme_pictures"
+    readme = (REPO / "README.md").read_text()
+    assert readme.index("](docs/projector.svg)") < readme.index("## ")
+
+
 def test_the_command_writes_the_pictures(tmp_path):
     readme_pictures.main(tmp_path)
-    assert (tmp_path / "inspector.svg").read_text().startswith("<svg")
+    for name in ("inspector", "projector"):
+        assert (tmp_path / f"{name}.svg").read_text().startswith("<svg")
